@@ -1,0 +1,17 @@
+"""Evaluators: run a candidate in a sandbox and return a typed, honest result.
+
+Each evaluator is a plugin class registered through the ``register_evaluators`` hook, exactly as
+a third-party package would register its own.
+"""
+
+from evaluators._base import Availability, Evaluator
+from evaluators._result import EvalResult, Status
+
+__all__ = [
+    # interface
+    "Availability",
+    "Evaluator",
+    # results
+    "EvalResult",
+    "Status",
+]

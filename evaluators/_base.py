@@ -1,0 +1,59 @@
+"""The interface every evaluator plugin implements."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from evaluators._result import EvalResult
+    from problems import Problem
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether an evaluator can run on this host, and if not, why (shown by ``evoforge plugins``)."""
+
+    available: bool
+    reason: str = ""
+
+    def __str__(self) -> str:
+        return "available" if self.available else f"unavailable: {self.reason}"
+
+
+class Evaluator(abc.ABC):
+    """Evaluates candidate sources for one problem, with up to ``workers`` in parallel.
+
+    Lifecycle: ``await start()`` once, ``await evaluate(source)`` concurrently up to ``workers``
+    times, ``await close()`` once. ``evaluate`` never raises for a bad candidate: every
+    failure is a typed :class:`~evaluators.Status` in the returned result.
+    """
+
+    name: ClassVar[str]
+    targets: ClassVar[tuple[str, ...]] = ("cpu",)
+
+    def __init__(self, problem: Problem, *, workers: int = 1) -> None:
+        self.problem = problem
+        self.workers = workers
+
+    @classmethod
+    def availability(cls) -> Availability:
+        return Availability(True)
+
+    async def start(self) -> None:  # noqa: B027 - optional hook
+        """Start worker processes; called once before the first ``evaluate``."""
+
+    @abc.abstractmethod
+    async def evaluate(self, source: str) -> EvalResult:
+        """Run and score one candidate."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Stop worker processes; safe to call twice."""
+
+    async def __aenter__(self) -> Evaluator:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

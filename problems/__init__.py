@@ -1,0 +1,19 @@
+"""Problem specs: the seed program, how candidates are scored, and the MAP-Elites descriptors.
+
+See :func:`load_problem` for the file format. Built-in problems live in ``problems/builtin``
+and are registered through the ``register_problems`` hook like any third-party problem.
+"""
+
+from problems._loader import ProblemSpecError, load_problem
+from problems._spec import Descriptor, Direction, Objective, Problem
+
+__all__ = [
+    # declaration
+    "Descriptor",
+    "Direction",
+    "Objective",
+    "Problem",
+    # loading
+    "ProblemSpecError",
+    "load_problem",
+]
