@@ -1,0 +1,36 @@
+"""The archive: every run, attempt, MAP-Elites cell and event of evoforge, in one SQLite file.
+
+:class:`Archive` opens (and migrates) the file; the controller records each candidate in one
+:meth:`Archive.transaction`, islands read and write grids with :meth:`Archive.offer` and
+:meth:`Archive.elites`, and users mine runs with :meth:`Archive.top`,
+:meth:`Archive.pareto_front`, :meth:`Archive.lineage` and :meth:`Archive.diff`.
+"""
+
+from archive._archive import Archive
+from archive._errors import ArchiveError
+from archive._migrations import migrations
+from archive._program import Program, attempt_id, program_id
+from archive._records import Elite, Event, IslandState, LlmCall, RunInfo, RunStatus
+from archive._stats import ArchiveStats
+from archive._status import AddStatus
+
+__all__ = [
+    # the archive
+    "Archive",
+    "ArchiveError",
+    "migrations",
+    # programs
+    "Program",
+    "attempt_id",
+    "program_id",
+    # runs and their records
+    "Event",
+    "IslandState",
+    "LlmCall",
+    "RunInfo",
+    "RunStatus",
+    # MAP-Elites grids
+    "AddStatus",
+    "ArchiveStats",
+    "Elite",
+]

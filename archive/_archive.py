@@ -1,0 +1,305 @@
+"""The archive: one SQLite file holding every run, attempt, grid cell and event."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlite_utils import Database
+
+from archive import _json, _mining
+from archive._errors import ArchiveError
+from archive._grids import Grids
+from archive._migrations import NAMES, migrations
+from archive._program import INSERT_SQL, SELECT_SQL, Program, from_row, to_row
+from archive._records import Event, LlmCall
+from archive._runs import Runs
+from evaluators._result import Status
+
+if TYPE_CHECKING:
+    from problems._spec import Objective
+
+BUSY_TIMEOUT_MS = 10_000  # a reader (`evoforge status`) may hold the file briefly
+_EVENT_COLUMNS = "id, run_id, kind, seq, island, data_json, created_at"
+_LLM_COLUMNS = (
+    "id", "run_id", "seq", "model", "latency_s", "status", "program_id", "prompt_tokens",
+    "completion_tokens", "cost_usd", "error", "created_at",
+)  # fmt: skip
+_PAGE = 512  # rows per query when iterating, so no read statement stays open between pages
+
+
+class Archive(Runs, Grids):
+    """The single source of truth of evoforge: an SQLite file in WAL mode.
+
+    Opening applies pending schema migrations. The connection is in autocommit mode: each
+    method call is its own transaction unless made inside :meth:`transaction`, which the
+    controller uses to record one candidate (program, grid offers, island counters, events,
+    run counters) atomically.
+
+    One ``Archive`` is for one thread at a time (it may be handed to a worker thread, never
+    used by two at once); other processes may read the file while a run writes it.
+
+    Example::
+
+        with Archive("evoforge.db") as archive:
+            run = archive.create_run(problem, config={}, seed=0)
+            with archive.transaction():
+                archive.add_program(program)
+                archive.offer(run.id, -1, program)
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        directory = self.path.absolute().parent
+        if not directory.is_dir():
+            raise ArchiveError(
+                f"cannot open archive {self.path}: directory {directory} does not exist; "
+                f"create it (mkdir -p {directory}) or choose another archive path"
+            )
+        self._depth = 0  # nesting depth of transaction()
+        try:
+            self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as e:
+            raise ArchiveError(f"cannot open archive {self.path}: {e}") from e
+        try:
+            self.db = Database(self.conn, execute_plugins=False)
+            self.db.enable_wal()  # before any transaction: it cannot change inside one
+            self.conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._migrate()
+        except sqlite3.DatabaseError as e:
+            self.conn.close()
+            raise ArchiveError(
+                f"cannot open archive {self.path}: {e}; is it an evoforge archive? "
+                "Choose another path to start a new one"
+            ) from e
+        except BaseException:
+            self.conn.close()
+            raise
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Archive:
+        """Open (or create) the archive at ``path``; same as ``Archive(path)``."""
+        return cls(path)
+
+    def _migrate(self) -> None:
+        unknown = [m.name for m in migrations.applied(self.db) if m.name not in NAMES]
+        if unknown:
+            raise ArchiveError(
+                f"archive {self.path} was written by a newer evoforge (schema migrations "
+                f"{', '.join(unknown)} are unknown to this version); upgrade evoforge"
+            )
+        migrations.apply(self.db)
+
+    def close(self) -> None:
+        """Close the connection; an open transaction is rolled back."""
+        self.conn.close()
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Archive({str(self.path)!r})"
+
+    # -- programs -------------------------------------------------------------------------
+
+    def add_program(self, program: Program) -> None:
+        """Store one attempt (any status).
+
+        Raises:
+            ArchiveError: the run already has a program with this id (check
+                :meth:`has_program` first and count a duplicate) or with this ``seq``, or the
+                run does not exist.
+            ValueError: the program's score is NaN.
+        """
+        try:
+            self.conn.execute(INSERT_SQL, to_row(program))
+        except sqlite3.IntegrityError as e:
+            # Work out which constraint failed from the data, not from SQLite's wording.
+            run_id = program.run_id
+            if self.has_program(run_id, program.id):
+                found = f"program {program.id} is already in run {run_id!r}"
+                fix = "check has_program() first and count the duplicate"
+            elif self.conn.execute(
+                "SELECT 1 FROM programs WHERE run_id = ? AND seq = ?", (run_id, program.seq)
+            ).fetchone():
+                found = f"seq {program.seq} is already used in run {run_id!r}"
+                fix = "hand out attempt numbers with reserve_seq()"
+            elif not self._run_exists(run_id):
+                raise self._no_run(run_id) from e
+            else:
+                found, fix = f"program {program.id} was refused ({e})", "fix that field"
+            raise ArchiveError(f"cannot add program: {found}; {fix}") from e
+
+    def has_program(self, run_id: str, program_id: str) -> bool:
+        """Whether run ``run_id`` already holds a program with this id."""
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM programs WHERE run_id = ? AND id = ?", (run_id, program_id)
+            ).fetchone()
+            is not None
+        )
+
+    def get_program(self, run_id: str, program_id: str) -> Program:
+        """The program with this exact id in run ``run_id``.
+
+        Raises:
+            ArchiveError: no such program (use :meth:`find_program` for a prefix).
+        """
+        row = self.conn.execute(
+            f"{SELECT_SQL} WHERE run_id = ? AND id = ?", (run_id, program_id)
+        ).fetchone()
+        if row is None:
+            raise ArchiveError(
+                f"no program {program_id!r} in run {run_id!r} of {self.path}; "
+                "find_program() accepts an id prefix"
+            )
+        return from_row(row)
+
+    def find_program(self, id_or_prefix: str, run_id: str | None = None) -> Program:
+        """The one program whose id starts with ``id_or_prefix`` (in ``run_id``, or any run).
+
+        Raises:
+            ArchiveError: no program matches, or more than one does (the message lists them).
+        """
+        return _mining.find_program(self, id_or_prefix, run_id)
+
+    def programs(
+        self, run_id: str, *, status: Status | str | None = None, after_seq: int | None = None
+    ) -> Iterator[Program]:
+        """The run's programs in ``seq`` order, optionally of one status or after a ``seq``.
+
+        Rows are fetched in pages, so iterating over a large run holds no read transaction
+        open between pages (the writer's WAL checkpoints are not blocked).
+        """
+        where = "run_id = ? AND seq > ?" + (" AND status = ?" if status is not None else "")
+        sql = f"{SELECT_SQL} WHERE {where} ORDER BY seq LIMIT {_PAGE}"
+        last = -1 if after_seq is None else after_seq
+        extra = () if status is None else (str(Status(status)),)
+        while True:
+            rows = self.conn.execute(sql, (run_id, last, *extra)).fetchall()
+            for row in rows:
+                yield from_row(row)
+            if len(rows) < _PAGE:
+                return
+            last = rows[-1][2]
+
+    def count_programs(self, run_id: str, status: Status | str | None = None) -> int:
+        """How many programs the run holds, optionally of one status."""
+        if status is None:
+            sql, params = "SELECT count(*) FROM programs WHERE run_id = ?", (run_id,)
+        else:
+            sql = "SELECT count(*) FROM programs WHERE run_id = ? AND status = ?"
+            params = (run_id, str(Status(status)))
+        return self.conn.execute(sql, params).fetchone()[0]
+
+    def status_counts(self, run_id: str) -> dict[str, int]:
+        """Programs per status (only statuses that occur), e.g. ``{"ok": 90, "timeout": 3}``."""
+        rows = self.conn.execute(
+            "SELECT status, count(*) FROM programs WHERE run_id = ? "
+            "GROUP BY status ORDER BY status",
+            (run_id,),
+        )
+        return dict(rows.fetchall())
+
+    # -- events and LLM calls -------------------------------------------------------------
+
+    def record_event(
+        self,
+        run_id: str,
+        kind: str,
+        *,
+        island: int | None = None,
+        seq: int | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> int:
+        """Log an event (``run_start``, ``migration``, ``reset``, …); returns its id."""
+        cursor = self.conn.execute(
+            "INSERT INTO events (run_id, seq, kind, island, data_json, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (run_id, seq, kind, island, _json.dumps(data or {}), time.time()),
+        )
+        return cursor.lastrowid
+
+    def events(self, run_id: str, kind: str | None = None) -> list[Event]:
+        """The run's events in the order they were recorded, optionally of one kind."""
+        if kind is None:
+            sql, params = "WHERE run_id = ?", (run_id,)
+        else:
+            sql, params = "WHERE run_id = ? AND kind = ?", (run_id, kind)
+        rows = self.conn.execute(f"SELECT {_EVENT_COLUMNS} FROM events {sql} ORDER BY id", params)
+        return [
+            Event(id=r[0], run_id=r[1], kind=r[2], seq=r[3], island=r[4],
+                  data=_json.loads(r[5]), created_at=r[6])
+            for r in rows
+        ]  # fmt: skip
+
+    def record_llm_call(
+        self,
+        run_id: str,
+        *,
+        seq: int,
+        model: str,
+        latency_s: float,
+        status: str,
+        program_id: str | None = None,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        cost_usd: float | None = None,
+        error: str | None = None,
+    ) -> int:
+        """Log one model call; returns its id. Unknown tokens or cost stay None, never 0.
+
+        Raises:
+            ValueError: ``status`` is not ``ok`` or ``error``.
+        """
+        if status not in ("ok", "error"):
+            raise ValueError(f"LLM call status must be 'ok' or 'error', got {status!r}")
+        cursor = self.conn.execute(
+            f"INSERT INTO llm_calls ({', '.join(_LLM_COLUMNS[1:])}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, seq, model, latency_s, status, program_id, prompt_tokens,
+             completion_tokens, cost_usd, error, time.time()),
+        )  # fmt: skip
+        return cursor.lastrowid
+
+    def llm_calls(self, run_id: str) -> list[LlmCall]:
+        """The run's model calls in ``seq`` order."""
+        rows = self.conn.execute(
+            f"SELECT {', '.join(_LLM_COLUMNS)} FROM llm_calls WHERE run_id = ? ORDER BY seq, id",
+            (run_id,),
+        )
+        return [LlmCall(*row) for row in rows]
+
+    # -- mining ---------------------------------------------------------------------------
+
+    def top(self, run_id: str, k: int = 10) -> list[Program]:
+        """The ``k`` best ok programs, best score first; equal scores by lower ``seq``."""
+        return _mining.top(self, run_id, k)
+
+    def pareto_front(self, run_id: str, objectives: Sequence[Objective]) -> list[Program]:
+        """The ok programs no other ok program dominates on ``objectives``, in ``seq`` order.
+
+        See :func:`archive._mining.pareto_front`.
+        """
+        return _mining.pareto_front(self, run_id, objectives)
+
+    def lineage(self, run_id: str, program_id: str) -> list[Program]:
+        """The chain of ancestors of a program, root (the seed) first, the program last."""
+        return _mining.lineage(self, run_id, program_id)
+
+    def diff(self, run_id: str, program_id: str) -> str:
+        """Unified diff of a program against its parent (against nothing for the seed)."""
+        return _mining.diff(self, run_id, program_id)
+
+    def best_over_time(self, run_id: str) -> list[tuple[int, float]]:
+        """``(seq, best score so far)`` at each attempt that improved the run's best score."""
+        return _mining.best_over_time(self, run_id)

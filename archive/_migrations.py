@@ -1,0 +1,189 @@
+"""Schema migrations of the archive, applied when it is opened.
+
+Rules (as in sqlite-utils and llm): a migration is a function ``mNNN_what(db)``, runs in one
+transaction with the record of it having been applied, and is never edited once released -
+change the schema with a new migration. Tables are STRICT; JSON lives in TEXT columns named
+``*_json``; every index says which query it serves.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database, Migrations
+from sqlite_utils.db import DescIndex
+
+migrations = Migrations("evoforge")
+
+_RUN_FK = [("run_id", "runs", "id")]
+
+
+@migrations()
+def m001_initial(db: Database) -> None:
+    """Runs, programs, MAP-Elites cells, island counters, events and LLM calls."""
+    db["runs"].create(
+        {
+            "id": str,
+            "problem": str,
+            "problem_path": str,
+            "config_json": str,
+            "seed": int,
+            "status": str,  # running | stopped | finished | failed
+            "stop_reason": str,
+            "created_at": float,
+            "updated_at": float,
+            "next_seq": int,
+            "evaluations": int,
+            "attempts": int,
+            "duplicates": int,
+            "elapsed_s": float,
+            "best_score": float,
+            "best_program_id": str,
+            "tokens_in": int,
+            "tokens_out": int,
+            "cost_usd": float,
+        },
+        pk="id",
+        not_null=["problem", "problem_path", "config_json", "seed", "status", "created_at",
+                  "updated_at", "next_seq", "evaluations", "attempts", "duplicates",
+                  "elapsed_s", "tokens_in", "tokens_out", "cost_usd"],
+        defaults={"config_json": "{}", "status": "running", "next_seq": 0, "evaluations": 0,
+                  "attempts": 0, "duplicates": 0, "elapsed_s": 0.0, "tokens_in": 0,
+                  "tokens_out": 0, "cost_usd": 0.0},
+        strict=True,
+    )  # fmt: skip
+    # runs() / latest_run() scan this small table and sort it; no index.
+
+    programs = db["programs"].create(
+        {
+            "run_id": str,
+            "id": str,  # content hash of source
+            "seq": int,
+            "source": str,  # NULL only for edit_error rows
+            "parent_id": str,
+            "island": int,
+            "generation": int,
+            "status": str,  # evaluators.Status
+            "edit": str,  # the model's raw answer
+            "edit_kind": str,  # seed | diff | rewrite | crossover
+            "score": float,
+            "cell": int,
+            "metrics_json": str,
+            "objectives_json": str,
+            "descriptors_json": str,
+            "artifacts_json": str,
+            "timings_json": str,
+            "device_json": str,
+            "inspirations_json": str,
+            "model": str,
+            "created_at": float,
+        },
+        pk=("run_id", "id"),
+        foreign_keys=_RUN_FK,
+        not_null=["run_id", "id", "seq", "island", "generation", "status", "edit_kind",
+                  "metrics_json", "objectives_json", "descriptors_json", "artifacts_json",
+                  "timings_json", "device_json", "inspirations_json", "created_at"],
+        defaults={"metrics_json": "{}", "objectives_json": "{}", "descriptors_json": "{}",
+                  "artifacts_json": "{}", "timings_json": "{}", "device_json": "{}",
+                  "inspirations_json": "[]"},
+        strict=True,
+    )  # fmt: skip
+    # The primary key (run_id, id) serves get_program / has_program and find_program's
+    # prefix range within one run.
+    # top(): WHERE run_id = ? AND status = 'ok' ORDER BY score DESC, seq LIMIT k; also
+    # count_programs(status=...) and status_counts() (GROUP BY status).
+    programs.create_index(
+        ["run_id", "status", DescIndex("score"), "seq"], index_name="idx_programs_top"
+    )
+    # Lookup by attempt number; programs(after_seq=...) and best_over_time() in seq order.
+    # Unique: each attempt number is handed out once.
+    programs.create_index(["run_id", "seq"], index_name="idx_programs_seq", unique=True)
+    # find_program(): WHERE id >= :prefix AND id < :prefix_end across all runs.
+    programs.create_index(["id"], index_name="idx_programs_id")
+    # Children of a program: WHERE run_id = ? AND parent_id = ? (lineage trees, offspring
+    # counts).
+    programs.create_index(["run_id", "parent_id"], index_name="idx_programs_parent")
+
+    db["elites"].create(
+        {
+            "run_id": str,
+            "island": int,  # -1 is the run's global grid
+            "cell": int,
+            "program_id": str,
+            "score": float,
+            "seq": int,  # seq of the program, i.e. when it entered
+        },
+        pk=("run_id", "island", "cell"),
+        foreign_keys=_RUN_FK,
+        not_null=["run_id", "island", "cell", "program_id", "score", "seq"],
+        strict=True,
+    )
+    # The primary key serves elites(run_id, island), offer()'s cell lookup, clear_island()
+    # and stats(); no other index.
+
+    db["island_state"].create(
+        {
+            "run_id": str,
+            "island": int,
+            "accepted_since_migration": int,
+            "evals_since_improvement": int,
+            "best_score": float,
+            "resets": int,
+            "migrations": int,
+        },
+        pk=("run_id", "island"),
+        foreign_keys=_RUN_FK,
+        not_null=["run_id", "island", "accepted_since_migration", "evals_since_improvement",
+                  "resets", "migrations"],
+        defaults={"accepted_since_migration": 0, "evals_since_improvement": 0, "resets": 0,
+                  "migrations": 0},
+        strict=True,
+    )  # fmt: skip
+    # The primary key serves island_state() / set_island_state().
+
+    events = db["events"].create(
+        {
+            "id": int,
+            "run_id": str,
+            "seq": int,
+            "kind": str,  # run_start | run_resume | run_stop | run_finish | migration | reset …
+            "island": int,
+            "data_json": str,
+            "created_at": float,
+        },
+        pk="id",
+        foreign_keys=_RUN_FK,
+        not_null=["run_id", "kind", "data_json", "created_at"],
+        defaults={"data_json": "{}"},
+        strict=True,
+    )
+    # events(run_id, kind=...): WHERE run_id = ? [AND kind = ?] ORDER BY id.
+    events.create_index(["run_id", "kind"], index_name="idx_events_run_kind")
+
+    llm_calls = db["llm_calls"].create(
+        {
+            "id": int,
+            "run_id": str,
+            "seq": int,
+            "program_id": str,
+            "model": str,
+            "prompt_tokens": int,  # NULL = unknown
+            "completion_tokens": int,  # NULL = unknown
+            "cost_usd": float,  # NULL = unknown, never 0 for unknown
+            "latency_s": float,
+            "status": str,  # ok | error
+            "error": str,
+            "created_at": float,
+        },
+        pk="id",
+        foreign_keys=_RUN_FK,
+        not_null=["run_id", "seq", "model", "latency_s", "status", "created_at"],
+        strict=True,
+    )
+    # llm_calls(run_id): WHERE run_id = ? ORDER BY seq, id (per-run cost and error reports).
+    llm_calls.create_index(["run_id", "seq"], index_name="idx_llm_calls_run_seq")
+
+
+# Names of every migration this version knows, in order; an archive that has applied others
+# was written by a newer evoforge.
+NAMES: tuple[str, ...] = tuple(
+    m.name for m in migrations.pending(Database(memory=True, execute_plugins=False))
+)

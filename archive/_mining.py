@@ -1,0 +1,155 @@
+"""Read-only queries for mining a run: top-k, Pareto front, lineage, diffs, progress."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from archive import _json
+from archive._errors import ArchiveError
+from archive._pareto import non_dominated
+from archive._program import ID_LENGTH, SELECT_SQL, Program, from_row
+
+if TYPE_CHECKING:
+    from archive._archive import Archive
+    from problems._spec import Objective
+
+_SHOWN = 10  # candidates listed in an ambiguity error
+
+
+def find_program(archive: Archive, id_or_prefix: str, run_id: str | None = None) -> Program:
+    """See :meth:`Archive.find_program`."""
+    prefix = id_or_prefix.strip().lower()
+    if not prefix:
+        raise ArchiveError("no program id given; give an id or a prefix of one")
+    # A range on the id index rather than LIKE, which would not use it.
+    params: tuple[str, ...] = (prefix, prefix + "\uffff")
+    where = "id >= ? AND id < ?"
+    if run_id is not None:
+        where, params = f"run_id = ? AND {where}", (run_id, *params)
+    rows = archive.conn.execute(
+        f"SELECT run_id, id FROM programs WHERE {where} ORDER BY id, run_id LIMIT {_SHOWN + 1}",
+        params,
+    ).fetchall()
+    scope = f"run {run_id!r}" if run_id is not None else "any run"
+    if not rows:
+        if run_id is not None:
+            archive.run(run_id)  # a missing run gets its own message
+        raise ArchiveError(
+            f"no program id starting with {prefix!r} in {scope} of {archive.path}; ids are "
+            f"{ID_LENGTH} hex digits, shown by `evoforge status` and top()"
+        )
+    if len(rows) > 1:
+        listed = ", ".join(f"{rid}:{pid}" for rid, pid in rows[:_SHOWN])
+        more = " and more" if len(rows) > _SHOWN else ""
+        fix = "give more digits" + (" or a run id" if run_id is None else "")
+        raise ArchiveError(
+            f"program id prefix {prefix!r} is ambiguous in {scope}: it matches {listed}{more}; "
+            f"{fix}"
+        )
+    return archive.get_program(*rows[0])
+
+
+def top(archive: Archive, run_id: str, k: int) -> list[Program]:
+    """See :meth:`Archive.top`."""
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    rows = archive.conn.execute(
+        f"{SELECT_SQL} WHERE run_id = ? AND status = 'ok' AND score IS NOT NULL "
+        "ORDER BY score DESC, seq LIMIT ?",
+        (run_id, k),
+    )
+    return [from_row(row) for row in rows]
+
+
+def pareto_front(archive: Archive, run_id: str, objectives: Sequence[Objective]) -> list[Program]:
+    """The non-dominated ok programs of a run.
+
+    Each objective is oriented by its direction (``Objective.oriented``) so bigger is better.
+    A dominates B when A is at least as good on every objective and strictly better on one;
+    programs with equal objective values are all kept. Ok programs that lack one of the
+    objectives, or report NaN for it, take no part.
+
+    Returns:
+        The front in ``seq`` order.
+    """
+    if not objectives:
+        raise ValueError("pareto_front() needs at least one objective")
+    rows = archive.conn.execute(
+        "SELECT id, objectives_json FROM programs WHERE run_id = ? AND status = 'ok' ORDER BY seq",
+        (run_id,),
+    )
+    ids: list[str] = []
+    points: list[list[float]] = []
+    for program_id, objectives_json in rows:
+        values = _json.loads(objectives_json)
+        try:
+            point = [o.oriented(float(values[o.name])) for o in objectives]
+        except (KeyError, TypeError, ValueError):
+            continue
+        if any(math.isnan(v) for v in point):
+            continue
+        ids.append(program_id)
+        points.append(point)
+    front = non_dominated(np.asarray(points, dtype=float).reshape(len(points), len(objectives)))
+    return [archive.get_program(run_id, ids[i]) for i in front]
+
+
+def lineage(archive: Archive, run_id: str, program_id: str) -> list[Program]:
+    """See :meth:`Archive.lineage`. Stops early at a parent missing from the archive."""
+    chain = [archive.get_program(run_id, program_id)]
+    seen = {program_id}
+    while (parent_id := chain[-1].parent_id) is not None and parent_id not in seen:
+        if not archive.has_program(run_id, parent_id):
+            break
+        seen.add(parent_id)
+        chain.append(archive.get_program(run_id, parent_id))
+    chain.reverse()
+    return chain
+
+
+def diff(archive: Archive, run_id: str, program_id: str) -> str:
+    """See :meth:`Archive.diff`. File labels are ``a/<parent id>`` and ``b/<program id>``.
+
+    Raises:
+        ArchiveError: the program has no source (an edit that could not be applied).
+    """
+    program = archive.get_program(run_id, program_id)
+    if program.source is None:
+        raise ArchiveError(
+            f"program {program.id} has no source (status {program.status}): its edit could "
+            "not be applied; the model's raw answer is in Program.edit"
+        )
+    if program.parent_id is None:
+        before, label = "", "/dev/null"
+    else:
+        parent = archive.get_program(run_id, program.parent_id)
+        before, label = parent.source or "", f"a/{parent.id}"
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        program.source.splitlines(keepends=True),
+        fromfile=label,
+        tofile=f"b/{program.id}",
+    )
+    # A last line without a newline gets git's marker, so the diff stays well formed.
+    return "".join(
+        line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+def best_over_time(archive: Archive, run_id: str) -> list[tuple[int, float]]:
+    """See :meth:`Archive.best_over_time`: one point per improvement, in ``seq`` order."""
+    rows = archive.conn.execute(
+        "SELECT seq, score FROM programs WHERE run_id = ? AND status = 'ok' "
+        "AND score IS NOT NULL ORDER BY seq",
+        (run_id,),
+    )
+    points: list[tuple[int, float]] = []
+    for seq, score in rows:
+        if not points or score > points[-1][1]:
+            points.append((seq, score))
+    return points

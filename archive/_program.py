@@ -1,0 +1,184 @@
+"""One stored attempt: a candidate program and everything known about it."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from archive import _json
+from evaluators._result import Status
+
+if TYPE_CHECKING:
+    from evaluators._result import EvalResult
+    from problems._spec import Problem
+
+ID_LENGTH = 16
+
+
+def program_id(source: str) -> str:
+    """The content id of a program: the first 16 hex digits of the SHA-256 of its source.
+
+    The same source always gets the same id, so a run stores each program once and a
+    re-proposed program is detected with :meth:`Archive.has_program`.
+    """
+    return hashlib.sha256(source.encode()).hexdigest()[:ID_LENGTH]
+
+
+def attempt_id(seq: int) -> str:
+    """Id for an attempt with no source (an edit that could not be applied).
+
+    Derived from the attempt number, so such rows never collide with each other or (short of
+    a SHA-256 collision) with a real program's content id.
+    """
+    return program_id(f"\x00edit-error-attempt:{seq}")
+
+
+@dataclass(frozen=True)
+class Program:
+    """A candidate as stored in the ``programs`` table, failed attempts included.
+
+    Attributes:
+        run_id: the run it belongs to.
+        id: :func:`program_id` of ``source`` (:func:`attempt_id` when ``source`` is None).
+        seq: attempt number within the run, unique, in the order attempts were handed out.
+        source: the full program text; None only for ``edit_error`` rows.
+        parent_id: id of the program it was derived from; None for the seed.
+        island: the island that produced it.
+        generation: parent's generation + 1; 0 for the seed.
+        status: what happened when it was evaluated.
+        edit: the model's raw answer.
+        edit_kind: ``seed``, ``diff``, ``rewrite`` or ``crossover``.
+        score: the primary objective oriented so bigger is better; None unless ``status`` is
+            ok and the objective was reported (never NaN).
+        cell: MAP-Elites cell index; None unless ``status`` is ok.
+        metrics, objectives, descriptors, artifacts, timings, device: as in
+            :class:`~evaluators.EvalResult`.
+        inspiration_ids: ids of the other programs shown to the model.
+        model: the model that wrote the edit.
+        created_at: Unix time it was recorded.
+    """
+
+    run_id: str
+    id: str
+    seq: int
+    source: str | None
+    parent_id: str | None
+    island: int
+    generation: int
+    status: Status
+    edit: str | None = None
+    edit_kind: str = "seed"
+    score: float | None = None
+    cell: int | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    objectives: dict[str, float] = field(default_factory=dict)
+    descriptors: dict[str, float] = field(default_factory=dict)
+    artifacts: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    device: dict[str, str] = field(default_factory=dict)
+    inspiration_ids: tuple[str, ...] = ()
+    model: str | None = None
+    created_at: float = 0.0
+
+    @classmethod
+    def from_result(
+        cls,
+        result: EvalResult,
+        problem: Problem,
+        *,
+        run_id: str,
+        seq: int,
+        source: str | None,
+        parent_id: str | None,
+        island: int,
+        generation: int,
+        edit: str | None = None,
+        edit_kind: str = "seed",
+        inspiration_ids: Sequence[str] = (),
+        model: str | None = None,
+        created_at: float | None = None,
+    ) -> Program:
+        """Build the row for an evaluated (or failed) attempt.
+
+        ``score`` and ``cell`` are filled only for an ok result: the score from
+        ``problem.score`` (None when the primary objective is missing or NaN, so such a
+        program cannot be offered to a grid), the cell from ``problem.cell_of`` (None when a
+        descriptor is missing).
+        """
+        status = Status(result.status)
+        score = cell = None
+        if status is Status.OK:
+            if problem.primary.name in result.objectives:
+                score = problem.score(result.objectives)
+                if math.isnan(score):
+                    score = None
+            if all(d.name in result.descriptors for d in problem.descriptors):
+                cell = problem.cell_of(result.descriptors)
+        return cls(
+            run_id=run_id,
+            id=program_id(source) if source is not None else attempt_id(seq),
+            seq=seq,
+            source=source,
+            parent_id=parent_id,
+            island=island,
+            generation=generation,
+            status=status,
+            edit=edit,
+            edit_kind=edit_kind,
+            score=score,
+            cell=cell,
+            metrics=dict(result.metrics),
+            objectives=dict(result.objectives),
+            descriptors=dict(result.descriptors),
+            artifacts=dict(result.artifacts),
+            timings=dict(result.timings),
+            device=dict(result.device),
+            inspiration_ids=tuple(inspiration_ids),
+            model=model,
+            created_at=time.time() if created_at is None else created_at,
+        )
+
+
+# Column order shared by INSERT and SELECT, so rows map to Program positionally.
+COLUMNS = (
+    "run_id", "id", "seq", "source", "parent_id", "island", "generation", "status", "edit",
+    "edit_kind", "score", "cell", "metrics_json", "objectives_json", "descriptors_json",
+    "artifacts_json", "timings_json", "device_json", "inspirations_json", "model",
+    "created_at",
+)  # fmt: skip
+SELECT_SQL = f"SELECT {', '.join(COLUMNS)} FROM programs"
+INSERT_SQL = f"INSERT INTO programs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+
+
+def to_row(p: Program) -> tuple[Any, ...]:
+    """The ``programs`` row for ``p``, in :data:`COLUMNS` order."""
+    if p.score is not None and math.isnan(p.score):
+        raise ValueError(
+            f"program {p.id} has a NaN score; store None for 'no score' "
+            "(Program.from_result does this)"
+        )
+    dumps = _json.dumps
+    return (
+        p.run_id, p.id, p.seq, p.source, p.parent_id, p.island, p.generation, str(p.status),
+        p.edit, p.edit_kind, None if p.score is None else float(p.score),
+        None if p.cell is None else int(p.cell), dumps(p.metrics), dumps(p.objectives),
+        dumps(p.descriptors), dumps(p.artifacts), dumps(p.timings), dumps(p.device),
+        dumps(list(p.inspiration_ids)), p.model, p.created_at,
+    )  # fmt: skip
+
+
+def from_row(row: Sequence[Any]) -> Program:
+    """The :class:`Program` for a row selected with :data:`SELECT_SQL`."""
+    loads = _json.loads
+    return Program(
+        run_id=row[0], id=row[1], seq=row[2], source=row[3], parent_id=row[4], island=row[5],
+        generation=row[6], status=Status(row[7]), edit=row[8], edit_kind=row[9],
+        score=row[10], cell=row[11], metrics=loads(row[12]), objectives=loads(row[13]),
+        descriptors=loads(row[14]), artifacts=loads(row[15]), timings=loads(row[16]),
+        device=loads(row[17]), inspiration_ids=tuple(loads(row[18])), model=row[19],
+        created_at=row[20],
+    )  # fmt: skip

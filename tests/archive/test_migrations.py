@@ -1,0 +1,166 @@
+"""Schema migrations: a blank file, a reopened one, one written by an older or newer evoforge."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+
+from archive import Archive, ArchiveError, migrations
+from tests.archive.conftest import build_program, new_run
+
+EXPECTED_COLUMNS = {
+    "runs": {
+        "id": "TEXT", "problem": "TEXT", "problem_path": "TEXT", "config_json": "TEXT",
+        "seed": "INTEGER", "status": "TEXT", "stop_reason": "TEXT", "created_at": "REAL",
+        "updated_at": "REAL", "next_seq": "INTEGER", "evaluations": "INTEGER",
+        "attempts": "INTEGER", "duplicates": "INTEGER", "elapsed_s": "REAL",
+        "best_score": "REAL", "best_program_id": "TEXT", "tokens_in": "INTEGER",
+        "tokens_out": "INTEGER", "cost_usd": "REAL",
+    },
+    "programs": {
+        "run_id": "TEXT", "id": "TEXT", "seq": "INTEGER", "source": "TEXT",
+        "parent_id": "TEXT", "island": "INTEGER", "generation": "INTEGER", "status": "TEXT",
+        "edit": "TEXT", "edit_kind": "TEXT", "score": "REAL", "cell": "INTEGER",
+        "metrics_json": "TEXT", "objectives_json": "TEXT", "descriptors_json": "TEXT",
+        "artifacts_json": "TEXT", "timings_json": "TEXT", "device_json": "TEXT",
+        "inspirations_json": "TEXT", "model": "TEXT", "created_at": "REAL",
+    },
+    "elites": {
+        "run_id": "TEXT", "island": "INTEGER", "cell": "INTEGER", "program_id": "TEXT",
+        "score": "REAL", "seq": "INTEGER",
+    },
+    "island_state": {
+        "run_id": "TEXT", "island": "INTEGER", "accepted_since_migration": "INTEGER",
+        "evals_since_improvement": "INTEGER", "best_score": "REAL", "resets": "INTEGER",
+        "migrations": "INTEGER",
+    },
+    "events": {
+        "id": "INTEGER", "run_id": "TEXT", "seq": "INTEGER", "kind": "TEXT",
+        "island": "INTEGER", "data_json": "TEXT", "created_at": "REAL",
+    },
+    "llm_calls": {
+        "id": "INTEGER", "run_id": "TEXT", "seq": "INTEGER", "program_id": "TEXT",
+        "model": "TEXT", "prompt_tokens": "INTEGER", "completion_tokens": "INTEGER",
+        "cost_usd": "REAL", "latency_s": "REAL", "status": "TEXT", "error": "TEXT",
+        "created_at": "REAL",
+    },
+}  # fmt: skip
+EXPECTED_PKS = {
+    "runs": ["id"],
+    "programs": ["run_id", "id"],
+    "elites": ["run_id", "island", "cell"],
+    "island_state": ["run_id", "island"],
+    "events": ["id"],
+    "llm_calls": ["id"],
+}
+EXPECTED_INDEXES = {
+    "idx_programs_top": ("programs", ["run_id", "status", "score", "seq"]),
+    "idx_programs_seq": ("programs", ["run_id", "seq"]),
+    "idx_programs_id": ("programs", ["id"]),
+    "idx_programs_parent": ("programs", ["run_id", "parent_id"]),
+    "idx_events_run_kind": ("events", ["run_id", "kind"]),
+    "idx_llm_calls_run_seq": ("llm_calls", ["run_id", "seq"]),
+}
+
+
+def test_blank_file_gets_every_table(archive: Archive) -> None:
+    assert set(archive.db.table_names()) == {*EXPECTED_COLUMNS, "_sqlite_migrations"}
+    assert [m.name for m in migrations.applied(archive.db)] == ["m001_initial"]
+    assert migrations.pending(archive.db) == []
+
+
+@pytest.mark.parametrize("table", sorted(EXPECTED_COLUMNS))
+def test_table_is_strict_with_expected_columns(archive: Archive, table: str) -> None:
+    columns = {c.name: c.type for c in archive.db[table].columns}
+    assert columns == EXPECTED_COLUMNS[table]
+    assert archive.db[table].pks == EXPECTED_PKS[table]
+    strict = {row[1]: row[5] for row in archive.conn.execute("PRAGMA table_list")}
+    assert strict[table] == 1
+
+
+def test_indexes(archive: Archive) -> None:
+    found = {
+        name: (table, [c[2] for c in archive.conn.execute(f"PRAGMA index_info({name})")])
+        for name, table in archive.conn.execute(
+            "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND name LIKE 'idx_%'"
+        )
+    }
+    found.pop("idx__sqlite_migrations_migration_set_name")
+    assert found == EXPECTED_INDEXES
+
+
+def test_connection_settings(archive: Archive) -> None:
+    pragma = lambda name: archive.conn.execute(f"PRAGMA {name}").fetchone()[0]  # noqa: E731
+    assert pragma("journal_mode") == "wal"
+    assert pragma("foreign_keys") == 1
+    assert pragma("synchronous") == 1  # NORMAL
+    assert pragma("busy_timeout") > 0
+    assert archive.conn.isolation_level is None
+
+
+def test_strict_tables_refuse_wrong_types(archive: Archive, run_id: str) -> None:
+    with pytest.raises(sqlite3.IntegrityError, match="cannot store TEXT value in INTEGER"):
+        archive.conn.execute(
+            "INSERT INTO elites (run_id, island, cell, program_id, score, seq) "
+            "VALUES (?, 0, 'one', 'p', 1.0, 0)",
+            (run_id,),
+        )
+
+
+def test_reopening_applies_nothing_and_keeps_data(tmp_path: Path, problem) -> None:
+    path = tmp_path / "evoforge.db"
+    with Archive(path) as archive:
+        run_id = new_run(archive, problem)
+        archive.add_program(build_program(run_id, 0))
+        applied = migrations.applied(archive.db)
+    with Archive(path) as archive:
+        assert migrations.applied(archive.db) == applied  # same names, same applied_at
+        assert archive.count_programs(run_id) == 1
+        assert archive.run(run_id).problem == problem.name
+
+
+def test_file_migrated_by_an_older_writer_opens(tmp_path: Path) -> None:
+    """A file migrated outside Archive (rollback journal, no pragmas) with data in it."""
+    path = tmp_path / "old.db"
+    db = sqlite_utils.Database(path)
+    migrations.apply(db)
+    db.execute(
+        "INSERT INTO runs (id, problem, problem_path, seed, created_at, updated_at) "
+        "VALUES ('old', 'p', '/p', 1, 0, 0)"
+    )
+    assert db.journal_mode == "delete"
+    db.close()
+    with Archive(path) as archive:
+        assert archive.db.journal_mode == "wal"
+        run = archive.run("old")
+        assert (run.config, run.status, run.attempts, run.cost_usd) == ({}, "running", 0, 0.0)
+
+
+def test_file_from_a_newer_evoforge_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "evoforge.db"
+    Archive(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+            "VALUES ('evoforge', 'm999_future', '2030-01-01')"
+        )
+    conn.close()
+    with pytest.raises(ArchiveError, match="newer evoforge.*m999_future.*upgrade"):
+        Archive(path)
+
+
+def test_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    with pytest.raises(ArchiveError, match=f"directory {missing} does not exist; create it"):
+        Archive.open(missing / "evoforge.db")
+    assert not missing.exists()
+
+
+def test_a_file_that_is_not_sqlite_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_text("these are my notes, not a database\n" * 100)
+    with pytest.raises(ArchiveError, match="not a database; is it an evoforge archive"):
+        Archive(path)
