@@ -1,0 +1,148 @@
+"""The offline mutation model served as the litellm provider ``offline``.
+
+After :func:`register_offline_provider`, ``litellm.acompletion(model="offline/mutator", ...)``
+reads the prompt as an LLM would and answers with :func:`evolve._offline.mutate`, so the
+controller calls every model the same way. This module imports litellm (seconds): import it
+lazily, where a model is about to be called.
+
+The call's ``seed`` reaches a litellm ``CustomLLM`` as ``optional_params["seed"]``. The random
+generator is seeded from that seed *and* a hash of the messages, so the same call gives the same
+answer while different prompts under one run seed do not share a random stream; without a seed
+the hash alone is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import litellm  # noqa: E402  (the environment variable must be set first)
+
+from evolve._edits import fenced_blocks  # noqa: E402
+from evolve._offline import CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING, mutate  # noqa: E402
+
+__all__ = [
+    "CURRENT_PROGRAM_HEADING",
+    "INSPIRATION_HEADING",
+    "MODEL",
+    "OfflineMutator",
+    "read_prompt",
+    "register_offline_provider",
+]
+
+PROVIDER = "offline"
+MODEL = f"{PROVIDER}/mutator"
+"""The model string of the built-in offline model (any ``offline/<name>`` routes here too)."""
+
+NO_PROGRAM = (
+    f"I cannot propose an edit: the last user message has no line starting with "
+    f"{CURRENT_PROGRAM_HEADING!r} followed by a fenced code block holding the program."
+)
+
+
+def read_prompt(messages: Sequence[dict[str, Any]]) -> tuple[str | None, list[str]]:
+    """The program to change and the inspirations, read from the last user message.
+
+    The program is the first fenced code block after a line starting with
+    :data:`CURRENT_PROGRAM_HEADING`; each inspiration is the first fenced code block after a
+    line starting with :data:`INSPIRATION_HEADING` (and before the next such heading).
+    """
+    text = next((_content(m) for m in reversed(messages) if m.get("role") == "user"), "")
+    lines = text.split("\n")
+    headings = [
+        (i, line)
+        for i, line in enumerate(lines)
+        if line.startswith((CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING))
+    ]
+    fences = fenced_blocks(lines)
+    program: str | None = None
+    inspirations: list[str] = []
+    for k, (at, heading) in enumerate(headings):
+        until = headings[k + 1][0] if k + 1 < len(headings) else len(lines)
+        body = next((f.content for f in fences if at < f.line < until), None)
+        if body is None:
+            continue
+        if heading.startswith(CURRENT_PROGRAM_HEADING):
+            program = body if program is None else program
+        else:
+            inspirations.append(body)
+    return program, inspirations
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message.get("content") or ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+def _rng(messages: Sequence[dict[str, Any]], seed: Any) -> np.random.Generator:
+    digest = hashlib.sha256(
+        json.dumps(list(messages), sort_keys=True, default=str).encode()
+    ).digest()
+    entropy = [int.from_bytes(digest[:16], "little")]
+    if seed is not None:
+        entropy.insert(0, int(seed) & (2**128 - 1))
+    return np.random.default_rng(np.random.SeedSequence(entropy))
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+class OfflineMutator(litellm.CustomLLM):
+    """litellm handler answering chat completions with the offline mutation model."""
+
+    def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+        optional_params = kwargs.get("optional_params") or {}
+        program, inspirations = read_prompt(messages)
+        if program is None:
+            answer = NO_PROGRAM
+        else:
+            answer = mutate(program, inspirations, _rng(messages, optional_params.get("seed")))
+        response = kwargs.get("model_response") or litellm.ModelResponse()
+        response.choices[0].message.content = answer
+        response.choices[0].finish_reason = "stop"
+        response.model = f"{PROVIDER}/{model}"
+        response.created = int(time.time())
+        prompt_tokens = _tokens("".join(_content(m) for m in messages))
+        completion_tokens = _tokens(answer)
+        response.usage = litellm.Usage(  # type: ignore[attr-defined]
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            total_tokens=prompt_tokens + completion_tokens,
+        )
+        return response
+
+    async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+        return self.completion(model, messages, *args, **kwargs)  # a few ms of pure CPU
+
+
+def register_offline_provider() -> None:
+    """Route ``offline/<anything>`` to :class:`OfflineMutator`; calling it again does nothing.
+
+    litellm adds every ``custom_provider_map`` entry to its provider list at the start of each
+    call, so the map entry is all the routing it needs.
+    """
+    if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
+        return
+    litellm.custom_provider_map.append({"provider": PROVIDER, "custom_handler": OfflineMutator()})
+    litellm.utils.custom_llm_setup()  # also known to get_llm_provider() before any call
+    # A zero price, so that litellm.completion_cost() answers 0.0 instead of raising.
+    price = dict.fromkeys(
+        (
+            "input_cost_per_token",
+            "output_cost_per_token",
+            "cache_creation_input_token_cost",
+            "cache_read_input_token_cost",
+        ),
+        0.0,
+    )
+    litellm.register_model({MODEL: {**price, "litellm_provider": PROVIDER, "mode": "chat"}})
