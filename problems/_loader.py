@@ -32,7 +32,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from evolve._blocks import BlockError, find_blocks
 from problems._spec import Descriptor, Direction, Objective, Problem
 
 SPEC_FILENAME = "problem.py"
@@ -53,8 +52,8 @@ def spec_file(path: Path) -> Path:
     if path.is_dir():
         candidate = path / SPEC_FILENAME
         if not candidate.is_file():
-            raise ProblemSpecError(path, "problem.py", f"folder has no {SPEC_FILENAME}; create one "
-                                   "declaring name, objectives and evaluate() (see `evoforge problems`)")
+            raise ProblemSpecError(path, SPEC_FILENAME, f"folder has no {SPEC_FILENAME}; create "
+                                   "one declaring name, objectives and evaluate()")
         return candidate
     if path.suffix != ".py" or not path.is_file():
         raise ProblemSpecError(path, "path", "expected a problem folder or a .py spec file")
@@ -153,15 +152,19 @@ def _descriptors(path: Path, declared: Mapping) -> tuple[Descriptor, ...]:
         if not (isinstance(value, (tuple, list)) and len(value) == 3):
             raise ProblemSpecError(path, f"descriptors[{name!r}]", f"found {value!r}; {fix}")
         low, high, bins = value
+        field = f"descriptors[{name!r}]"
         if not (isinstance(bins, int) and bins >= 1):
-            raise ProblemSpecError(path, f"descriptors[{name!r}]", f"bins must be an int >= 1; {fix}")
-        if not (math.isfinite(low) and math.isfinite(high) and low < high):
-            raise ProblemSpecError(path, f"descriptors[{name!r}]", f"needs finite low < high; {fix}")
+            raise ProblemSpecError(path, field, f"bins must be an int >= 1; {fix}")
+        numbers = all(isinstance(v, (int, float)) and math.isfinite(v) for v in (low, high))
+        if not (numbers and low < high):
+            raise ProblemSpecError(path, field, f"needs finite numbers low < high; {fix}")
         result.append(Descriptor(str(name), float(low), float(high), bins))
     return tuple(result)
 
 
 def _seed(path: Path, fields: dict[str, Any]) -> str:
+    from evolve._blocks import BlockError, find_blocks  # TODO move
+
     if "seed_source" in fields:
         source, origin = fields["seed_source"], f"{path} (seed_source)"
         if not isinstance(source, str):

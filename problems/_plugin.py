@@ -1,0 +1,14 @@
+"""Built-in plugin: the problems in ``problems/builtin``, registered by folder name."""
+
+from pathlib import Path
+
+from plugins import hookimpl
+
+BUILTIN_DIR = Path(__file__).parent / "builtin"
+
+
+@hookimpl
+def register_problems(register):
+    for folder in sorted(BUILTIN_DIR.iterdir()):
+        if (folder / "problem.py").is_file():
+            register(folder.name, str(folder))
