@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Availability:
-    """Whether an evaluator can run on this host, and if not, why (shown by ``evoforge plugins``)."""
+    """Whether an evaluator can run on this host, and if not why (``evoforge plugins``)."""
 
     available: bool
     reason: str = ""

@@ -13,7 +13,7 @@ class Status(enum.StrEnum):
     OK = "ok"
     INCORRECT = "incorrect"  # ran, but its output failed the problem's correctness check
     EDIT_ERROR = "edit_error"  # the model's answer could not be applied to the parent
-    SYNTAX_ERROR = "syntax_error"  # the child does not parse; never reaches an evaluator
+    SYNTAX_ERROR = "syntax_error"  # does not parse (engine check, or the evaluator's compile)
     COMPILE_ERROR = "compile_error"
     RUNTIME_ERROR = "runtime_error"  # raised an exception
     TIMEOUT = "timeout"  # wall-clock or CPU-time limit

@@ -1,0 +1,254 @@
+"""The shared sandbox helper on its own: user switch, process limits, exit detection, wire format.
+
+Each scenario runs :func:`run_sandboxed` in a fresh interpreter (``python -c``): forking the
+pytest process itself, which has threads, could deadlock the child on a lock held at fork time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from evaluators import Status
+from evaluators._device import cpu_fingerprint
+from evaluators._sandbox import Limits, SandboxRun, _classify, _Tail
+from evaluators._sandbox_host import remove_workdir
+from evaluators._sandbox_protocol import ProtocolError, dumps, encode_frame, read_frame
+from tests.conftest import ROOT
+from tests.evaluators.conftest import IS_ROOT
+
+PRELUDE = """
+import json, os, signal, sys, tempfile, time
+import evaluators._sandbox as sb
+import evaluators._sandbox_host as host
+host.harden_server()
+
+def report(run):
+    print(json.dumps({"status": run.status.value, "error": run.error,
+                      "payload": run.payload.decode(), "stragglers": run.stragglers}))
+"""
+
+
+def sandbox_script(body: str) -> dict:
+    """Run PRELUDE + body in a fresh interpreter; it prints one JSON report."""
+    code = PRELUDE + textwrap.dedent(body)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+needs_root = pytest.mark.skipif(not IS_ROOT, reason="switching users needs root")
+
+
+@needs_root
+def test_switched_user_cannot_write_root_files_or_signal_the_server(tmp_path):
+    protected = tmp_path / "project"
+    protected.mkdir(mode=0o755)
+    report = sandbox_script(f"""
+        def job():
+            outcome = []
+            try:
+                open({str(protected / "x")!r}, "w")
+                outcome.append("wrote")
+            except PermissionError:
+                outcome.append("write denied")
+            try:
+                os.kill(os.getppid(), 0)
+                outcome.append("could signal")
+            except PermissionError:
+                outcome.append("signal denied")
+            outcome.append(str(os.getuid()))
+            return {{"status": "ok"}}, ",".join(outcome).encode()
+        report(sb.run_sandboxed(job, sb.Limits(timeout_s=5), sb.Isolation(user=(65534, 65534))))
+    """)
+    assert report["payload"] == "write denied,signal denied,65534"
+    assert not (protected / "x").exists()
+
+
+@needs_root
+def test_switched_user_is_held_to_its_process_limit():
+    report = sandbox_script("""
+        def job():
+            made = 0
+            try:
+                for _ in range(500):
+                    if os.fork() == 0:
+                        time.sleep(60)
+                        os._exit(0)
+                    made += 1
+            except BlockingIOError:
+                pass
+            return {"status": "ok"}, str(made).encode()
+        limits = sb.Limits(timeout_s=10, max_procs=40)
+        report(sb.run_sandboxed(job, limits, sb.Isolation(user=(65534, 65534))))
+    """)
+    assert report["status"] == "ok"
+    assert int(report["payload"]) < 40  # the rest of the fork bomb was refused
+
+
+@pytest.mark.parametrize("scenario", ["ok", "timeout", "exit-code"])
+def test_exit_detection_without_pidfds_uses_sigchld(scenario):
+    report = sandbox_script(f"""
+        sb._pidfds_work = lambda: False  # as on kernels before 5.3, or macOS
+        jobs = {{
+            "ok": lambda: ({{"status": "ok"}}, b"fine"),
+            "timeout": lambda: time.sleep(30),
+            "exit-code": lambda: os._exit(4),
+        }}
+        report(sb.run_sandboxed(jobs[{scenario!r}], sb.Limits(timeout_s=1)))
+    """)
+    expected = {"ok": ("ok", ""), "timeout": ("timeout", "wall-clock"),
+                "exit-code": ("crashed", "code 4")}[scenario]
+    assert report["status"] == expected[0]
+    assert expected[1] in report["error"]
+
+
+def test_rlimits_and_environment_are_applied_in_the_child():
+    report = sandbox_script("""
+        import resource
+        def job():
+            names = ["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"]
+            limits = {n: resource.getrlimit(getattr(resource, n)) for n in names}
+            limits["cwd_is_home"] = os.getcwd() == os.environ["HOME"] == os.environ["TMPDIR"]
+            limits["session_leader"] = os.getsid(0) == os.getpid() == os.getpgrp()
+            limits["stdin"] = sys.stdin.read()
+            return {"status": "ok"}, json.dumps(limits).encode()
+        report(sb.run_sandboxed(job, sb.Limits(timeout_s=2.5, memory_mb=300, file_size_mb=2)))
+    """)
+    limits = json.loads(report["payload"])
+    mib = 2**20
+    assert limits["RLIMIT_AS"] == [300 * mib, 300 * mib]
+    assert limits["RLIMIT_CPU"] == [4, 5]  # SIGXCPU at ceil(2.5) + 1 s, SIGKILL a second later
+    assert limits["RLIMIT_FSIZE"] == [2 * mib, 2 * mib]
+    assert limits["RLIMIT_CORE"] == [0, 0]
+    assert limits["cwd_is_home"] and limits["session_leader"] and limits["stdin"] == ""
+
+
+def test_oversized_file_writes_fail_instead_of_killing():
+    report = sandbox_script("""
+        def job():
+            try:
+                with open("big", "wb") as f:
+                    f.write(b"x" * (3 * 2**20))
+            except OSError as exc:
+                return {"status": "ok"}, exc.strerror.encode()
+            return {"status": "ok"}, b"no error"
+        report(sb.run_sandboxed(job, sb.Limits(timeout_s=5, file_size_mb=1)))
+    """)
+    assert report == {"status": "ok", "error": "", "payload": "File too large", "stragglers": 0}
+
+
+@pytest.mark.parametrize(("signum", "cpu_s", "status", "error"), [
+    (signal.SIGXCPU, 2.0, Status.TIMEOUT, "CPU-time limit of 2 s"),
+    (signal.SIGKILL, 3.0, Status.TIMEOUT, "CPU-time limit"),  # the hard limit
+    (signal.SIGKILL, 0.1, Status.CRASHED, "out-of-memory killer"),
+    (signal.SIGABRT, 0.1, Status.CRASHED, "killed by signal SIGABRT"),
+], ids=["sigxcpu", "hard-cpu-limit", "sigkill-from-outside", "abort"])
+def test_death_by_signal_is_classified(signum, cpu_s, status, error):
+    run = SandboxRun(Status.CRASHED, cpu_s=cpu_s)
+    _classify(run, signum, "", b"", Limits(timeout_s=1))  # a wait status of "killed by signum"
+    assert run.status is status
+    assert error in run.error
+
+
+def test_stragglers_outside_the_group_are_counted_and_killed():
+    report = sandbox_script("""
+        def job():
+            if os.fork() == 0:
+                os.setsid()
+                time.sleep(60)
+                os._exit(0)
+            return {"status": "ok"}, b""
+        report(sb.run_sandboxed(job, sb.Limits(timeout_s=5)))
+    """)
+    assert report["status"] == "ok"
+    assert report["stragglers"] == 1
+
+
+def test_limits_cpu_allowance_rounds_up_plus_one_second():
+    assert Limits(timeout_s=1).cpu_s == 2
+    assert Limits(timeout_s=2.5).cpu_s == 4
+
+
+def test_tail_keeps_the_last_characters_and_says_how_much_there_was():
+    tail = _Tail(10)
+    for _ in range(1000):
+        tail.add(b"0123456789")
+    text = tail.text("stdout")
+    assert text.endswith("\n0123456789") and "10000 bytes" in text
+    short = _Tail(10)
+    short.add("é".encode())
+    assert short.text("stdout") == "é"
+
+
+def test_frames_round_trip_and_reject_hangups():
+    r, w = os.pipe()
+    os.write(w, encode_frame(dumps({"a": [1, 2.5, None]})) + encode_frame(b"")[:2])
+    os.close(w)
+    assert json.loads(read_frame(r)) == {"a": [1, 2.5, None]}
+    with pytest.raises(ProtocolError):
+        read_frame(r)
+    os.close(r)
+
+
+def test_dumps_converts_numpy_and_refuses_other_objects():
+    np = pytest.importorskip("numpy")
+    assert json.loads(dumps({"x": np.arange(2), "y": np.bool_(True)})) == {"x": [0, 1], "y": True}
+    with pytest.raises(TypeError, match="cannot be sent as JSON"):
+        dumps(object())
+
+
+def test_cpu_fingerprint_is_cached_and_returns_copies():
+    first = cpu_fingerprint()
+    assert {"hostname", "platform", "cpu", "logical_cores", "python"} <= set(first)
+    first["cpu"] = "changed"
+    assert cpu_fingerprint()["cpu"] != "changed"
+
+
+def test_removing_a_missing_workdir_leaves_its_parent_alone(tmp_path):
+    parent = tmp_path / "shared"
+    parent.mkdir()
+    parent.chmod(0o1777)  # like /tmp
+    remove_workdir(str(parent / "already-gone"))
+    assert stat.S_IMODE(parent.stat().st_mode) == 0o1777
+
+
+@needs_root
+def test_a_candidate_cannot_make_its_workdir_undeletable():
+    # As an unprivileged owner, a candidate can lock subdirectories (chmod 0); removal (by
+    # the same user, here) unlocks them, inside the tree only.
+    parent = Path(tempfile.mkdtemp())  # under /tmp: pytest's tmp_path is not reachable by uid 65534
+    root = parent / "root"
+    (root / "a" / "b" / "c").mkdir(parents=True)
+    (root / "a" / "b" / "c" / "f").write_text("x")
+    for path in (parent, root, root / "a", root / "a" / "b", root / "a" / "b" / "c",
+                 root / "a" / "b" / "c" / "f"):
+        os.chown(path, 65534, 65534)
+    parent.chmod(0o755)
+    code = f"""
+import os, sys
+sys.path.insert(0, {str(ROOT)!r})
+from evaluators._sandbox_host import remove_workdir  # imported before the switch
+os.setgid(65534); os.setuid(65534)
+os.chmod({str(root / "a" / "b")!r}, 0)
+os.chmod({str(root / "a")!r}, 0o500)
+remove_workdir({str(root)!r})
+print(os.path.exists({str(root)!r}))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=30)
+    try:
+        assert done.stdout.strip() == "False", done.stderr
+        assert stat.S_IMODE(parent.stat().st_mode) == 0o755
+    finally:
+        remove_workdir(str(parent))
