@@ -1,0 +1,224 @@
+"""The island model: N MAP-Elites grids, ring migration and reset of stagnant islands.
+
+Islands keep no state outside SQLite: grids are the archive's ``elites`` rows and counters its
+``island_state`` rows, all updated inside the caller's per-candidate transaction. So a run
+rebuilt from the archive after any stop, ``kill -9`` included, continues exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from archive import AddStatus, Elite, Program
+
+if TYPE_CHECKING:
+    from archive import Archive
+
+GLOBAL = -1  # the archive's island index for the run-wide grid
+
+
+@dataclass(frozen=True)
+class IslandConfig:
+    """How the population is structured.
+
+    Attributes:
+        count: number of islands.
+        migration_interval: an island sends migrants after this many programs were accepted
+            into its grid since its last migration.
+        migration_rate: share of the sending island's elites that migrate (best first; at
+            least one).
+        stagnation: an island whose best score has not improved for this many evaluations is
+            reset from the best other island (0 disables resets).
+        selection: parent-selection strategy name (see ``evoforge plugins``).
+        selection_options: keyword options for the strategy (e.g. ``{"size": 3}``).
+        inspirations: inspirations per prompt (other elites shown to the model).
+    """
+
+    count: int = 4
+    migration_interval: int = 25
+    migration_rate: float = 0.1
+    stagnation: int = 150
+    selection: str = "tournament"
+    selection_options: dict[str, Any] = field(default_factory=dict)
+    inspirations: int = 2
+
+    def __post_init__(self) -> None:
+        if self.count < 1:
+            raise ValueError(f"islands must be >= 1, got {self.count}")
+        if not 0 < self.migration_rate <= 1:
+            raise ValueError(f"migration_rate must be in (0, 1], got {self.migration_rate}")
+        if self.migration_interval < 1 or self.stagnation < 0 or self.inspirations < 0:
+            raise ValueError("migration_interval must be >= 1; stagnation, inspirations >= 0")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What one candidate starts from."""
+
+    island: int
+    parent: Program
+    inspirations: tuple[Program, ...]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What recording one evaluated program did to the population."""
+
+    added: AddStatus = AddStatus.NOT_ADDED  # to the global grid
+    island_added: AddStatus = AddStatus.NOT_ADDED
+    events: tuple[tuple[str, int, dict[str, Any]], ...] = ()  # (kind, island, data)
+
+
+Strategy = Callable[..., int]
+
+
+class Islands:
+    """Selection from and recording into the islands of one run."""
+
+    def __init__(
+        self, archive: Archive, run_id: str, config: IslandConfig, strategy: Strategy
+    ) -> None:
+        self.archive, self.run_id, self.config = archive, run_id, config
+        self._strategy = strategy
+
+    def island_for(self, seq: int) -> int:
+        """Islands take turns, so each gets the same share of the model's attention."""
+        return seq % self.config.count
+
+    def select(self, island: int, rng: np.random.Generator) -> Selection:
+        """Pick a parent with the configured strategy and distinct inspirations.
+
+        Inspirations are other elites of the same island, plus the run's global best when it
+        lives elsewhere, so good ideas cross islands between migrations too.
+        """
+        elites = self.archive.elites(self.run_id, island)
+        if not elites:
+            raise RuntimeError(f"island {island} is empty; seed the run before selecting")
+        index = self._strategy(
+            [e.score for e in elites], rng, **self.config.selection_options
+        )
+        parent = elites[index]
+        others = [e for e in elites if e.program_id != parent.program_id]
+        chosen: list[Elite] = []
+        if others and self.config.inspirations:
+            picks = rng.choice(len(others), size=min(len(others), self.config.inspirations),
+                               replace=False)
+            chosen = [others[int(i)] for i in picks]
+        best = self._best(GLOBAL)
+        ids = {parent.program_id, *(e.program_id for e in chosen)}
+        if best is not None and best.program_id not in ids and self.config.inspirations:
+            chosen = [best, *chosen][: self.config.inspirations]
+        get = self.archive.get_program
+        return Selection(
+            island=island,
+            parent=get(self.run_id, parent.program_id),
+            inspirations=tuple(get(self.run_id, e.program_id) for e in chosen),
+        )
+
+    def seed(self, program: Program) -> None:
+        """Place the seed program in every island and the global grid."""
+        for island in (GLOBAL, *range(self.config.count)):
+            self.archive.offer(self.run_id, island, program)
+            if island != GLOBAL:
+                self.archive.set_island_state(self.run_id, island, best_score=program.score)
+
+    def record(self, program: Program) -> Outcome:
+        """Account for one evaluated program of ``program.island``; call inside the transaction.
+
+        Offers an ok program to its island's grid and to the global grid, updates the
+        island's counters, and migrates or resets when they say so.
+        """
+        island = program.island
+        state = self.archive.island_state(self.run_id, island)
+        added = island_added = AddStatus.NOT_ADDED
+        accepted, since_improvement = state.accepted_since_migration, state.evals_since_improvement
+        best = state.best_score
+        if program.status == "ok" and program.score is not None and program.cell is not None:
+            island_added = self.archive.offer(self.run_id, island, program)
+            added = self.archive.offer(self.run_id, GLOBAL, program)
+            accepted += bool(island_added)
+        if program.score is not None and (best is None or program.score > best):
+            best, since_improvement = program.score, 0
+        else:
+            since_improvement += 1
+        self.archive.set_island_state(
+            self.run_id, island, accepted_since_migration=accepted,
+            evals_since_improvement=since_improvement, best_score=best,
+        )
+        events = []
+        if self.config.count > 1 and accepted >= self.config.migration_interval:
+            events.append(self._migrate(island, program.seq))
+        if (self.config.count > 1 and self.config.stagnation
+                and since_improvement >= self.config.stagnation):
+            reset = self._reset(island, program.seq)
+            if reset is not None:
+                events.append(reset)
+        return Outcome(added, island_added, tuple(events))
+
+    def _best(self, island: int) -> Elite | None:
+        elites = self.archive.elites(self.run_id, island)
+        return max(elites, key=lambda e: (e.score, -e.seq)) if elites else None
+
+    def _migrate(self, source: int, seq: int) -> tuple[str, int, dict[str, Any]]:
+        """Copy the best ``migration_rate`` share of ``source``'s elites to the next island."""
+        target = (source + 1) % self.config.count
+        elites = sorted(self.archive.elites(self.run_id, source), key=lambda e: (-e.score, e.seq))
+        migrants = elites[: max(1, math.ceil(self.config.migration_rate * len(elites)))]
+        accepted = []
+        for elite in migrants:
+            program = self.archive.get_program(self.run_id, elite.program_id)
+            if self.archive.offer(self.run_id, target, program):
+                accepted.append(elite.program_id)
+        if accepted:
+            self._note_improvement(target, max(e.score for e in migrants))
+        state = self.archive.island_state(self.run_id, source)
+        self.archive.set_island_state(self.run_id, source, accepted_since_migration=0,
+                                      migrations=state.migrations + 1)
+        data = {"from": source, "to": target, "sent": [e.program_id for e in migrants],
+                "accepted": accepted}
+        self.archive.record_event(self.run_id, "migration", island=target, seq=seq, data=data)
+        return ("migration", target, data)
+
+    def _reset(self, island: int, seq: int) -> tuple[str, int, dict[str, Any]] | None:
+        """Reseed a stagnant island from the best elite of the best other island.
+
+        The island holding the run's best program is never reset: it is not stagnant, it is
+        ahead. Returns None when there is nothing better to reseed from.
+        """
+        bests = {i: self._best(i) for i in range(self.config.count)}
+        leader = max((i for i in bests if bests[i] is not None),
+                     key=lambda i: (bests[i].score, -i))
+        if leader == island:
+            return None
+        donor = bests[leader]
+        self.archive.clear_island(self.run_id, island)
+        self.archive.offer(self.run_id, island, self.archive.get_program(self.run_id,
+                                                                         donor.program_id))
+        state = self.archive.island_state(self.run_id, island)
+        self.archive.set_island_state(
+            self.run_id, island, accepted_since_migration=0, evals_since_improvement=0,
+            best_score=donor.score, resets=state.resets + 1,
+        )
+        data = {"donor_island": leader, "donor": donor.program_id, "score": donor.score}
+        self.archive.record_event(self.run_id, "reset", island=island, seq=seq, data=data)
+        return ("reset", island, data)
+
+    def _note_improvement(self, island: int, score: float) -> None:
+        state = self.archive.island_state(self.run_id, island)
+        if state.best_score is None or score > state.best_score:
+            self.archive.set_island_state(self.run_id, island, best_score=score,
+                                          evals_since_improvement=0)
+
+
+def resolve_strategy(name: str, strategies: dict[str, Strategy]) -> Strategy:
+    if name not in strategies:
+        raise ValueError(f"unknown selection strategy {name!r}; choose one of "
+                         f"{', '.join(sorted(strategies))}")
+    return strategies[name]
+
+

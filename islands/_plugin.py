@@ -1,0 +1,10 @@
+"""Built-in plugin: the selection strategies."""
+
+from islands._selection import BUILTIN_STRATEGIES
+from plugins import hookimpl
+
+
+@hookimpl
+def register_selection_strategies(register):
+    for name, strategy in BUILTIN_STRATEGIES.items():
+        register(name, strategy)

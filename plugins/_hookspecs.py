@@ -1,0 +1,103 @@
+"""Hook specifications, grouped by the phase of the evolution loop they serve.
+
+Hooks that contribute things are ``register_*`` and take a ``register`` callback; the plugin
+manager owns de-duplication and naming. Hooks that observe are called for every plugin and
+their return values are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    import click
+
+    from archive import Program
+    from evaluators import Evaluator
+
+PROJECT = "evoforge"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+# --- Set-up: what exists -----------------------------------------------------------------------
+
+
+@hookspec
+def register_evaluators(register: Callable[[type[Evaluator]], None]) -> None:
+    """Contribute evaluator classes.
+
+    :param register: call with an :class:`evaluators.Evaluator` subclass; its ``name`` is what
+        a problem's ``evaluator = "..."`` refers to.
+    """
+
+
+@hookspec
+def register_problems(register: Callable[[str, str], None]) -> None:
+    """Contribute named problems.
+
+    :param register: call with ``(name, path)``; ``path`` is a problem folder or spec file.
+        ``evoforge run NAME`` then finds it.
+    """
+
+
+@hookspec
+def register_selection_strategies(register: Callable[[str, Callable[..., Any]], None]) -> None:
+    """Contribute parent-selection strategies.
+
+    :param register: call with ``(name, strategy)``; ``strategy(elites, rng, **options)``
+        returns the index of the chosen elite (see :mod:`islands`).
+    """
+
+
+@hookspec
+def register_models(register: Callable[[str, Callable[[], None]], None]) -> None:
+    """Contribute model providers (mutation operators served through litellm).
+
+    :param register: call with ``(prefix, setup)``; ``setup()`` is called once, lazily, before
+        the first call to a model whose name starts with ``prefix + "/"``. It typically adds a
+        ``litellm.CustomLLM`` to ``litellm.custom_provider_map``.
+    """
+
+
+@hookspec
+def register_commands(cli: click.Group) -> None:
+    """Add commands or command groups to the ``evoforge`` CLI.
+
+    :param cli: the top-level click group.
+    """
+
+
+# --- Run time: what happened ------------------------------------------------------------------
+
+
+@hookspec
+def program_added(run_id: str, program: Program, added: int) -> None:
+    """Observe a stored attempt (after its transaction committed).
+
+    :param run_id: the run.
+    :param program: the stored program, failed attempts included.
+    :param added: the :class:`archive.AddStatus` of its global-grid offer (0 when not offered).
+    """
+
+
+@hookspec
+def island_event(run_id: str, kind: str, island: int, data: dict[str, Any]) -> None:
+    """Observe a migration or a reset of an island (after it committed).
+
+    :param kind: ``"migration"`` or ``"reset"``.
+    :param island: the island that received migrants, or that was reset.
+    :param data: the event's details as stored in the archive.
+    """
+
+
+@hookspec
+def run_finished(run_id: str, status: str, reason: str) -> None:
+    """Observe the end of a run session (budget reached, stopped, or failed).
+
+    :param status: the run's new status: ``finished``, ``stopped`` or ``failed``.
+    :param reason: a human-readable reason.
+    """

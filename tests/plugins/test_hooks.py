@@ -1,0 +1,142 @@
+"""Every hook has its own test here (the meta-test at the bottom checks it)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import sys
+import types
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from evaluators import EvalResult, Evaluator, Status
+from evolve import RunConfig, start_run
+from evolve._llm import _ready_prefixes, prepare
+from islands import IslandConfig
+from plugins import (
+    _hookspecs,
+    evaluators,
+    hookimpl,
+    model_providers,
+    pm,
+    problems,
+    selection_strategies,
+)
+from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
+
+
+@pytest.fixture
+def plugin():
+    """Register a throwaway plugin module for one test."""
+    registered = []
+
+    def register(**hooks):
+        module = types.ModuleType(f"test_plugin_{len(registered)}")
+        for name, func in hooks.items():
+            setattr(module, name, hookimpl(func))
+        pm.register(module)
+        registered.append(module)
+        return module
+
+    yield register
+    for module in registered:
+        pm.unregister(module)
+
+
+class EchoEvaluator(Evaluator):
+    name = "echo"
+
+    async def evaluate(self, source):
+        return EvalResult(Status.OK, metrics={"score": 1.0}, objectives={"score": 1.0})
+
+
+def test_hook_register_evaluators(plugin):
+    plugin(register_evaluators=lambda register: register(EchoEvaluator))
+    assert evaluators()["echo"] is EchoEvaluator
+    assert "python" in evaluators()  # built-ins register through the same hook
+
+
+def test_hook_register_problems(plugin, make_problem):
+    folder = make_problem(TRIVIAL_SPEC, TRIVIAL_SEED)
+    plugin(register_problems=lambda register: register("tiny_plugin", str(folder)))
+    assert problems()["tiny_plugin"] == str(folder)
+    assert {"circle_packing", "trivial"} <= set(problems())
+
+
+def test_hook_register_selection_strategies(plugin, make_problem, tmp_path):
+    calls = []
+
+    def first(scores, rng):
+        calls.append(len(scores))
+        return 0
+
+    plugin(register_selection_strategies=lambda register: register("first", first))
+    assert selection_strategies()["first"] is first
+    config = RunConfig(problem=str(make_problem(TRIVIAL_SPEC, TRIVIAL_SEED)), budget=4,
+                       workers=1, islands=IslandConfig(selection="first"))
+    asyncio.run(start_run(config, tmp_path / "s.db"))
+    assert calls  # the run selected parents with the plugin's strategy
+
+
+def test_hook_register_models(plugin):
+    calls = []
+    plugin(register_models=lambda register: register("custom", lambda: calls.append(1)))
+    assert "custom" in model_providers() and "offline" in model_providers()
+    _ready_prefixes.discard("custom")
+    prepare("custom/some-model")
+    prepare("custom/other-model")
+    assert calls == [1]  # set up once, lazily, on first use
+
+
+def test_hook_register_commands(plugin):
+    from evolve.cli import cli
+
+    @click.command("hello")
+    def hello():
+        click.echo("hello from a plugin")
+
+    plugin(register_commands=lambda cli: cli.add_command(hello))
+    pm.hook.register_commands(cli=cli)
+    result = CliRunner().invoke(cli, ["hello"])
+    assert result.output == "hello from a plugin\n"
+    cli.commands.pop("hello")
+
+
+@pytest.fixture
+def observed_run(plugin, make_problem, tmp_path):
+    seen = {"program_added": [], "island_event": [], "run_finished": []}
+    plugin(
+        program_added=lambda run_id, program, added: seen["program_added"].append(
+            (program.seq, program.status, added)),
+        island_event=lambda run_id, kind, island, data: seen["island_event"].append(kind),
+        run_finished=lambda run_id, status, reason: seen["run_finished"].append(status),
+    )
+    config = RunConfig(problem=str(make_problem(TRIVIAL_SPEC, TRIVIAL_SEED)), budget=30,
+                       workers=1, islands=IslandConfig(count=2, migration_interval=2))
+    asyncio.run(start_run(config, tmp_path / "o.db"))
+    return seen
+
+
+def test_hook_program_added(observed_run):
+    added = observed_run["program_added"]
+    assert added[0] == (0, Status.OK, 0)
+    assert [seq for seq, _, _ in added] == sorted(seq for seq, _, _ in added)
+    assert any(flag for _, _, flag in added)
+
+
+def test_hook_island_event(observed_run):
+    assert "migration" in observed_run["island_event"]
+
+
+def test_hook_run_finished(observed_run):
+    assert observed_run["run_finished"] == ["finished"]
+
+
+def test_every_hook_has_its_own_test():
+    hooks = {name for name, value in inspect.getmembers(_hookspecs, inspect.isfunction)
+             if hasattr(value, "evoforge_spec")}
+    tests = {name.removeprefix("test_hook_") for name in dir(sys.modules[__name__])
+             if name.startswith("test_hook_")}
+    assert hooks and hooks == tests, f"hooks without a test: {sorted(hooks - tests)}"
