@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from sqlite_utils import Database
 
 from archive import _json, _mining
+from archive._base import PROGRAM_CACHE_SIZE
 from archive._errors import ArchiveError
 from archive._grids import Grids
 from archive._migrations import NAMES, migrations
@@ -61,6 +62,7 @@ class Archive(Runs, Grids):
                 f"create it (mkdir -p {directory}) or choose another archive path"
             )
         self._depth = 0  # nesting depth of transaction()
+        self._init_caches()
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as e:
@@ -154,6 +156,11 @@ class Archive(Runs, Grids):
         Raises:
             ArchiveError: no such program (use :meth:`find_program` for a prefix).
         """
+        key = (run_id, program_id)
+        cached = self._program_cache.get(key)
+        if cached is not None:
+            self._program_cache.move_to_end(key)
+            return cached
         row = self.conn.execute(
             f"{SELECT_SQL} WHERE run_id = ? AND id = ?", (run_id, program_id)
         ).fetchone()
@@ -162,7 +169,10 @@ class Archive(Runs, Grids):
                 f"no program {program_id!r} in run {run_id!r} of {self.path}; "
                 "find_program() accepts an id prefix"
             )
-        return from_row(row)
+        program = self._program_cache[key] = from_row(row)
+        if len(self._program_cache) > PROGRAM_CACHE_SIZE:
+            self._program_cache.popitem(last=False)
+        return program
 
     def find_program(self, id_or_prefix: str, run_id: str | None = None) -> Program:
         """The one program whose id starts with ``id_or_prefix`` (in ``run_id``, or any run).

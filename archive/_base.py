@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from archive._errors import ArchiveError
+
+if TYPE_CHECKING:
+    from archive._program import Program
+    from archive._records import Elite
+
+PROGRAM_CACHE_SIZE = 4096  # parents and inspirations come back often; sources are small
 
 
 def check_fields(method: str, fields: dict[str, Any], allowed: frozenset[str]) -> None:
@@ -27,6 +34,18 @@ class Store:
     conn: sqlite3.Connection
     path: Path
     _depth: int = 0  # nesting depth of transaction()
+    # Read caches for the per-candidate hot path. Program rows never change once stored and
+    # grids change only through this object (one writer per run: its controller), so entries
+    # stay true; writes update or drop them and a rollback drops them all.
+    _elite_cache: dict[tuple[str, int], tuple[Elite, ...]]
+    _program_cache: OrderedDict[tuple[str, str], Program]
+
+    def _init_caches(self) -> None:
+        self._elite_cache, self._program_cache = {}, OrderedDict()
+
+    def _drop_caches(self) -> None:
+        self._elite_cache.clear()
+        self._program_cache.clear()
 
     @contextmanager
     def transaction(self) -> Iterator[Self]:
@@ -50,16 +69,19 @@ class Store:
             yield self
         except BaseException:
             self._depth = 0
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
+            self._rollback()
             raise
         self._depth = 0
         try:
             self.conn.execute("COMMIT")
         except BaseException:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
+            self._rollback()
             raise
+
+    def _rollback(self) -> None:
+        self._drop_caches()  # they may hold what the rolled-back work wrote
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     def _run_exists(self, run_id: str) -> bool:
         row = self.conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone()

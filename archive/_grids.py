@@ -89,22 +89,28 @@ class Grids(Store):
             "program_id = excluded.program_id, score = excluded.score, seq = excluded.seq",
             (run_id, island, int(cell), program.id, float(score), program.seq),
         )
+        self._elite_cache.pop((run_id, island), None)
         return AddStatus.NEW if row is None else AddStatus.IMPROVE_EXISTING
 
     def elites(self, run_id: str, island: int) -> list[Elite]:
         """The occupied cells of an island's grid (``-1``: global), in cell order."""
-        rows = self.conn.execute(
-            "SELECT cell, program_id, score, seq FROM elites WHERE run_id = ? AND island = ? "
-            "ORDER BY cell",
-            (run_id, island),
-        )
-        return [Elite(*row) for row in rows]
+        key = (run_id, island)
+        cached = self._elite_cache.get(key)
+        if cached is None:
+            rows = self.conn.execute(
+                "SELECT cell, program_id, score, seq FROM elites WHERE run_id = ? AND island = ? "
+                "ORDER BY cell",
+                (run_id, island),
+            )
+            cached = self._elite_cache[key] = tuple(Elite(*row) for row in rows)
+        return list(cached)
 
     def clear_island(self, run_id: str, island: int) -> int:
         """Empty an island's grid (programs stay stored); returns how many cells it held."""
         cursor = self.conn.execute(
             "DELETE FROM elites WHERE run_id = ? AND island = ?", (run_id, island)
         )
+        self._elite_cache.pop((run_id, island), None)
         return cursor.rowcount
 
     def sample_elites(

@@ -47,7 +47,8 @@ def programs(draw: st.DrawFn, run_id: str) -> Program:
         status=draw(st.sampled_from(Status)),
         edit=draw(st.none() | texts),
         edit_kind=draw(st.sampled_from(["seed", "diff", "rewrite", "crossover"])),
-        score=draw(st.none() | st.floats(allow_nan=False)),
+        # The score is a REAL column: SQLite keeps no sign on zero (-0.0 reads back as 0.0).
+        score=draw(st.none() | st.floats(allow_nan=False).map(lambda x: x + 0.0)),
         cell=draw(st.none() | int64),
         metrics=draw(json_dicts),
         objectives=draw(float_dicts),

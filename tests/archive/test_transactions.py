@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from archive import Archive, IslandState
+from archive import Archive, ArchiveError, IslandState
 from tests.archive.conftest import build_program
 
 
@@ -124,3 +124,31 @@ def test_the_file_passes_integrity_check(tmp_path: Path, problem) -> None:
     assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     conn.close()
+
+
+def test_read_caches_never_outlive_a_rollback(archive: Archive, run_id: str) -> None:
+    """Elites and programs read inside a rolled-back transaction are not served afterwards."""
+    program = build_program(run_id, 1, score=1.0, cell=0)
+    with pytest.raises(Boom):
+        with archive.transaction():
+            archive.add_program(program)
+            archive.offer(run_id, 0, program)
+            assert [e.program_id for e in archive.elites(run_id, 0)] == [program.id]
+            assert archive.get_program(run_id, program.id) == program
+            raise Boom
+    assert archive.elites(run_id, 0) == []
+    with pytest.raises(ArchiveError):
+        archive.get_program(run_id, program.id)
+
+
+def test_elite_cache_follows_offers_and_clears(archive: Archive, run_id: str) -> None:
+    first = build_program(run_id, 1, score=1.0, cell=0)
+    better = build_program(run_id, 2, score=2.0, cell=0)
+    for program in (first, better):
+        archive.add_program(program)
+    archive.offer(run_id, 0, first)
+    assert [e.score for e in archive.elites(run_id, 0)] == [1.0]
+    archive.offer(run_id, 0, better)
+    assert [e.score for e in archive.elites(run_id, 0)] == [2.0]
+    archive.clear_island(run_id, 0)
+    assert archive.elites(run_id, 0) == []
