@@ -1,0 +1,38 @@
+"""Evolve: the conductor of a run.
+
+Configuration, the asynchronous steady-state controller, prompts, the model client (litellm;
+the offline mutation model included), edit parsing and application, and the CLI.
+"""
+
+from evolve._config import OFFLINE_MODEL, ConfigError, RunConfig, load_config_file
+from evolve._controller import Controller, SeedError, SessionReport, Snapshot
+from evolve._edits import AppliedEdit, EditError, apply_edit
+from evolve._llm import Completion, ModelError, complete
+from evolve._prompts import build_messages
+from evolve._session import resolve_problem, resume_run, start_run
+from evolve._syntax import check_syntax
+
+__all__ = [
+    # configuration
+    "OFFLINE_MODEL",
+    "ConfigError",
+    "RunConfig",
+    "load_config_file",
+    # running
+    "Controller",
+    "SeedError",
+    "SessionReport",
+    "Snapshot",
+    "resolve_problem",
+    "resume_run",
+    "start_run",
+    # model and edits
+    "AppliedEdit",
+    "Completion",
+    "EditError",
+    "ModelError",
+    "apply_edit",
+    "build_messages",
+    "check_syntax",
+    "complete",
+]

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evolve._blocks import BlockError, find_blocks
 from evolve._edits import is_format_line
 from evolve._syntax import parser
+from problems._blocks import BlockError, find_blocks
 
 if TYPE_CHECKING:
     import tree_sitter

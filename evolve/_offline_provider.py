@@ -26,6 +26,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402  (the environment variable must be set first)
 
 from evolve._edits import fenced_blocks  # noqa: E402
+from evolve._llm import register_custom_provider  # noqa: E402
 from evolve._offline import CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING, mutate  # noqa: E402
 
 __all__ = [
@@ -133,8 +134,7 @@ def register_offline_provider() -> None:
     """
     if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
         return
-    litellm.custom_provider_map.append({"provider": PROVIDER, "custom_handler": OfflineMutator()})
-    litellm.utils.custom_llm_setup()  # also known to get_llm_provider() before any call
+    register_custom_provider(PROVIDER, OfflineMutator())
     # A zero price, so that litellm.completion_cost() answers 0.0 instead of raising.
     price = dict.fromkeys(
         (

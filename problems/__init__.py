@@ -4,6 +4,7 @@ See :func:`load_problem` for the file format. Built-in problems live in ``proble
 and are registered through the ``register_problems`` hook like any third-party problem.
 """
 
+from problems._blocks import END_MARKER, START_MARKER, Block, BlockError, find_blocks
 from problems._loader import ProblemSpecError, load_problem
 from problems._spec import Descriptor, Direction, Objective, Problem
 
@@ -13,6 +14,12 @@ __all__ = [
     "Direction",
     "Objective",
     "Problem",
+    # EVOLVE-BLOCK regions
+    "END_MARKER",
+    "START_MARKER",
+    "Block",
+    "BlockError",
+    "find_blocks",
     # loading
     "ProblemSpecError",
     "load_problem",

@@ -12,6 +12,10 @@ declarations and an ``evaluate`` function::
     memory_mb = 2048                        # address-space limit per evaluation
     preload = ["numpy"]                     # imported once, before candidates are forked
     seed_file = "seed.py"                   # or seed_source = "...": the starting program
+    options = {}                            # evaluator settings, e.g. for "python":
+        # sandbox_user ("nobody"; None keeps the current user), sandbox_network ("server":
+        # no network for candidates; "candidate": a namespace each; "host"), sandbox_prefork
+        # (True), score_timeout_s (60)
 
     def evaluate(output) -> dict:
         '''Score what the candidate's entry returned (runs outside the candidate process).
@@ -32,6 +36,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from problems._blocks import BlockError, find_blocks
 from problems._spec import Descriptor, Direction, Objective, Problem
 
 SPEC_FILENAME = "problem.py"
@@ -163,8 +168,6 @@ def _descriptors(path: Path, declared: Mapping) -> tuple[Descriptor, ...]:
 
 
 def _seed(path: Path, fields: dict[str, Any]) -> str:
-    from evolve._blocks import BlockError, find_blocks  # TODO move
-
     if "seed_source" in fields:
         source, origin = fields["seed_source"], f"{path} (seed_source)"
         if not isinstance(source, str):

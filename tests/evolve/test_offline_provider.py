@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from evolve._blocks import frozen_parts
 from evolve._edits import apply_edit
 from evolve._offline import CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING
+from problems._blocks import frozen_parts
 from tests.evolve.test_offline import INSPIRATION, PARAMETRIC
 
 # The provider module sets LITELLM_LOCAL_MODEL_COST_MAP before importing litellm: import it first.

@@ -1,0 +1,5 @@
+"""``python -m evolve`` is the ``evoforge`` command."""
+
+from evolve.cli import main
+
+main()

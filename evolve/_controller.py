@@ -1,0 +1,391 @@
+"""The asynchronous steady-state controller.
+
+Two independent limits: model calls in flight (``model_slots``) and evaluations in flight
+(``workers``). A candidate holds a model slot only while its model call runs and an evaluation
+slot only while it is evaluated, so a slow model never idles an evaluator and a slow
+evaluation never blocks model calls (beyond a bounded queue of ready candidates).
+
+Every outcome is committed in one SQLite transaction on the event-loop thread (program row,
+grid offers, island counters, events, run counters, next sequence number), so a ``kill -9``
+loses only uncommitted in-flight work, which resume redoes.
+
+Randomness is keyed by ``(run seed, seq)``: candidate ``seq`` always draws the same numbers,
+whatever happened before it. With one evaluation slot candidates run one at a time, so a run,
+and a resumed run, are reproducible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from archive import Program, program_id
+from evaluators import EvalResult, Status
+from evolve import _llm
+from evolve._edits import EditError, apply_edit
+from evolve._prompts import build_messages
+from evolve._syntax import check_syntax
+from islands import Outcome
+from plugins import pm
+
+if TYPE_CHECKING:
+    from archive import Archive, RunInfo
+    from evaluators import Evaluator
+    from evolve._config import RunConfig
+    from islands import Islands
+    from problems import Problem
+
+
+class SeedError(RuntimeError):
+    """The seed program does not evaluate to ``ok``; the run cannot start."""
+
+
+class Progress(Protocol):
+    def update(self, snapshot: Snapshot) -> None: ...
+
+
+@dataclass
+class Snapshot:
+    """What the progress display shows; also the controller's running statistics."""
+
+    run_id: str
+    budget: int
+    evaluations: int = 0
+    attempts: int = 0
+    duplicates: int = 0
+    best_score: float | None = None
+    best_program_id: str | None = None
+    status_counts: Counter[str] = field(default_factory=Counter)
+    island_best: dict[int, float | None] = field(default_factory=dict)
+    session_started: float = field(default_factory=time.monotonic)
+    session_evaluations: int = 0
+    model_errors: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+    @property
+    def evals_per_s(self) -> float:
+        elapsed = time.monotonic() - self.session_started
+        return self.session_evaluations / elapsed if elapsed > 0 else 0.0
+
+
+@dataclass
+class EngineTimings:
+    """Per-candidate engine overhead (outside model calls and evaluations), for benchmarks."""
+
+    overhead_s: list[float] = field(default_factory=list)
+    model_s: list[float] = field(default_factory=list)
+    eval_s: list[float] = field(default_factory=list)
+    eval_busy_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class SessionReport:
+    status: str  # finished | stopped | failed
+    reason: str
+    evaluations: int
+    best_score: float | None
+    best_program_id: str | None
+
+
+class Controller:
+    """Runs one session of a run: from its current state until a budget, a stop or a failure."""
+
+    def __init__(
+        self,
+        archive: Archive,
+        run: RunInfo,
+        problem: Problem,
+        config: RunConfig,
+        evaluator: Evaluator,
+        islands: Islands,
+        *,
+        progress: Progress | None = None,
+    ) -> None:
+        self.archive, self.run, self.problem, self.config = archive, run, problem, config
+        self.evaluator, self.islands, self.progress = evaluator, islands, progress
+        self.timings = EngineTimings()
+        self.snapshot = Snapshot(
+            run_id=run.id, budget=config.budget, evaluations=run.evaluations,
+            attempts=run.attempts, duplicates=run.duplicates, best_score=run.best_score,
+            best_program_id=run.best_program_id, tokens_in=run.tokens_in or 0,
+            tokens_out=run.tokens_out or 0,
+            status_counts=Counter(archive.status_counts(run.id)),
+        )
+        self._next_seq = self._resume_seq = run.next_seq
+        self._reserved = 0  # dispatched candidates that may still consume an evaluation
+        self._in_flight: set[str] = set()  # ids being evaluated: a twin is a duplicate
+        self._failed_streak = 0
+        self._stop = asyncio.Event()
+        self._stop_reason = ""
+        self._elapsed_base = run.elapsed_s or 0.0
+        self._session_start = time.monotonic()
+
+    # --- public ------------------------------------------------------------------------------
+
+    def request_stop(self, reason: str) -> None:
+        """Stop taking work, cancel what is in flight, record the stop (signal handlers)."""
+        if not self._stop.is_set():
+            self._stop_reason = reason
+            self._stop.set()
+
+    async def run_session(self) -> SessionReport:
+        # Importing litellm takes seconds: do it while the seed is evaluated.
+        model_ready = asyncio.create_task(asyncio.to_thread(_llm.prepare, self.config.model))
+        if self.archive.count_programs(self.run.id) == 0:
+            await self._seed()
+        await model_ready
+        self.snapshot.session_started = time.monotonic()  # rates exclude start-up
+        model_slots = asyncio.Semaphore(self.config.model_slots)
+        eval_slots = asyncio.Semaphore(self.config.workers)
+        max_pending = 1 if self.config.reproducible else (
+            self.config.model_slots + 2 * self.config.workers)
+        tasks: set[asyncio.Task[None]] = set()
+        stop_waiter = asyncio.create_task(self._stop.wait())
+        ending: tuple[str, str] | None = None
+        try:
+            while not self._stop.is_set():
+                ending = ending or self._budget_ending()
+                if ending and not tasks:
+                    break
+                room = self.snapshot.evaluations + self._reserved < self.config.budget
+                if not ending and room and len(tasks) < max_pending:
+                    seq, self._next_seq = self._next_seq, self._next_seq + 1
+                    self._reserved += 1
+                    tasks.add(asyncio.create_task(self._candidate(seq, model_slots, eval_slots)))
+                    continue
+                done, _ = await asyncio.wait(tasks | {stop_waiter},
+                                             return_when=asyncio.FIRST_COMPLETED)
+                for task in done - {stop_waiter}:
+                    tasks.discard(task)
+                    task.result()  # a bug in the engine must surface, not vanish
+        finally:
+            stop_waiter.cancel()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        if self._stop.is_set():
+            return self._end("stopped", self._stop_reason)
+        assert ending is not None
+        return self._end(*ending)
+
+    # --- one candidate -----------------------------------------------------------------------
+
+    async def _seed(self) -> None:
+        source = self.problem.seed_source
+        result = await self.evaluator.evaluate(source)
+        seed = self._program(seq=0, source=source, parent=None, island=0, result=result,
+                             edit_kind="seed")
+        self._next_seq = max(self._next_seq, 1)
+        with self.archive.transaction():
+            self.archive.add_program(seed)
+            if seed.status == Status.OK:
+                self.islands.seed(seed)
+            self._account(seed, evaluated=True)
+        if seed.status != Status.OK:
+            details = "; ".join(f"{k}: {v[-600:]}" for k, v in result.artifacts.items())
+            raise SeedError(f"the seed program of {self.problem.name} evaluated to "
+                            f"'{seed.status}', not 'ok' ({details or 'no details'}); fix the seed "
+                            f"or the problem's evaluate() in {self.problem.spec_path}")
+        self._notify(seed, Outcome())
+
+    async def _candidate(
+        self, seq: int, model_slots: asyncio.Semaphore, eval_slots: asyncio.Semaphore
+    ) -> None:
+        try:
+            await self._attempt(seq, model_slots, eval_slots)
+        finally:
+            self._reserved -= 1
+
+    async def _attempt(
+        self, seq: int, model_slots: asyncio.Semaphore, eval_slots: asyncio.Semaphore
+    ) -> None:
+        tick = time.perf_counter()
+        rng = np.random.default_rng([self.run.seed, seq])
+        selection = self.islands.select(self.islands.island_for(seq), rng)
+        parent = selection.parent
+        messages = build_messages(self.problem, parent, selection.inspirations)
+        model_seed = int(rng.integers(2**31 - 1))
+        overhead = time.perf_counter() - tick
+        async with model_slots:
+            try:
+                completion = await _llm.complete(
+                    self.config.model, messages, seed=model_seed,
+                    temperature=self.config.temperature, max_tokens=self.config.max_tokens,
+                    api_base=self.config.api_base,
+                )
+            except _llm.ModelError as exc:
+                self._model_failed(seq, str(exc))
+                return
+        tick = time.perf_counter()
+        self.timings.model_s.append(completion.latency_s)
+        common = dict(seq=seq, parent=parent, island=selection.island, model=completion.model,
+                      inspirations=selection.inspirations, edit=completion.text)
+        try:
+            applied = apply_edit(parent.source or "", completion.text)
+        except EditError as exc:
+            failed = EvalResult(Status.EDIT_ERROR, artifacts={"error": str(exc)})
+            self._commit(self._program(source=None, result=failed, **common),
+                         completion, tick, overhead)
+            return
+        child_id = program_id(applied.source)
+        if child_id in self._in_flight or self.archive.has_program(self.run.id, child_id):
+            self._commit_duplicate(seq, completion)
+            return
+        syntax = check_syntax(applied.source)
+        if syntax is not None:
+            failed = EvalResult(Status.SYNTAX_ERROR, artifacts={"error": syntax})
+            self._commit(self._program(source=applied.source, result=failed,
+                                       edit_kind=applied.kind, **common),
+                         completion, tick, overhead)
+            return
+        self._in_flight.add(child_id)
+        overhead += time.perf_counter() - tick
+        try:
+            async with eval_slots:
+                started = time.perf_counter()
+                result = await self.evaluator.evaluate(applied.source)
+                busy = time.perf_counter() - started
+            self.timings.eval_busy_s += busy
+            self.timings.eval_s.append(busy)
+            result.timings.setdefault("eval_wall_s", busy)
+            tick = time.perf_counter()
+            self._commit(self._program(source=applied.source, result=result,
+                                       edit_kind=applied.kind, **common),
+                         completion, tick, overhead)
+        finally:
+            self._in_flight.discard(child_id)
+
+    def _program(
+        self, *, seq: int, source: str | None, parent: Program | None, island: int,
+        result: EvalResult, edit_kind: str = "diff", edit: str | None = None,
+        model: str | None = None, inspirations: tuple[Program, ...] = (),
+    ) -> Program:
+        return Program.from_result(
+            result, self.problem, run_id=self.run.id, seq=seq, source=source,
+            parent_id=parent.id if parent else None, island=island,
+            generation=parent.generation + 1 if parent else 0, edit=edit, edit_kind=edit_kind,
+            inspiration_ids=[p.id for p in inspirations], model=model,
+        )
+
+    # --- commits -----------------------------------------------------------------------------
+
+    def _commit(
+        self, program: Program, completion: _llm.Completion, tick: float, overhead: float
+    ) -> None:
+        evaluated = program.status.evaluated
+        with self.archive.transaction():
+            self.archive.add_program(program)
+            outcome = self.islands.record(program) if evaluated else Outcome()
+            self._record_call(program.seq, completion, program.id)
+            self._account(program, evaluated=evaluated, completion=completion)
+        self.timings.overhead_s.append(overhead + time.perf_counter() - tick)
+        self._notify(program, outcome)
+
+    def _commit_duplicate(self, seq: int, completion: _llm.Completion) -> None:
+        with self.archive.transaction():
+            self._record_call(seq, completion, None)
+            self.archive.bump_run(self.run.id, duplicates=1, **self._token_bumps(completion))
+            self._advance(seq)
+        self.snapshot.duplicates += 1
+        self._failed_streak += 1
+        self._report()
+
+    def _model_failed(self, seq: int, error: str) -> None:
+        with self.archive.transaction():
+            self.archive.record_llm_call(self.run.id, seq=seq, model=self.config.model,
+                                         latency_s=0.0, status="error", error=error)
+            self._advance(seq)
+        self.snapshot.model_errors += 1
+        self._failed_streak += 1
+        self._report()
+
+    def _record_call(self, seq: int, completion: _llm.Completion, pid: str | None) -> None:
+        self.archive.record_llm_call(
+            self.run.id, seq=seq, model=completion.model, latency_s=completion.latency_s,
+            status="ok", program_id=pid, prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd,
+        )
+
+    def _token_bumps(self, completion: _llm.Completion | None) -> dict[str, float]:
+        if completion is None:
+            return {}
+        bumps: dict[str, float] = {"tokens_in": completion.prompt_tokens or 0,
+                                   "tokens_out": completion.completion_tokens or 0}
+        if completion.cost_usd is not None:
+            bumps["cost_usd"] = completion.cost_usd
+        self.snapshot.tokens_in += int(bumps["tokens_in"])
+        self.snapshot.tokens_out += int(bumps["tokens_out"])
+        return bumps
+
+    def _account(
+        self, program: Program, *, evaluated: bool, completion: _llm.Completion | None = None
+    ) -> None:
+        """Run counters, best-so-far and the next sequence number: inside the transaction."""
+        snap = self.snapshot
+        self.archive.bump_run(self.run.id, evaluations=int(evaluated), attempts=1,
+                              **self._token_bumps(completion))
+        if program.score is not None and (snap.best_score is None
+                                          or program.score > snap.best_score):
+            snap.best_score, snap.best_program_id = program.score, program.id
+            self.archive.update_run(self.run.id, best_score=program.score,
+                                    best_program_id=program.id)
+        if program.score is not None:
+            island_best = snap.island_best.get(program.island)
+            if island_best is None or program.score > island_best:
+                snap.island_best[program.island] = program.score
+        self._advance(program.seq)
+        snap.evaluations += int(evaluated)
+        snap.session_evaluations += int(evaluated)
+        snap.attempts += 1
+        snap.status_counts[program.status] += 1
+        self._failed_streak = 0 if evaluated else self._failed_streak + 1
+
+    def _advance(self, seq: int) -> None:
+        """Persist where resume starts: after the highest sequence number settled so far."""
+        self._resume_seq = max(self._resume_seq, seq + 1)
+        self.archive.update_run(self.run.id, next_seq=self._resume_seq,
+                                elapsed_s=self._elapsed())
+
+    def _notify(self, program: Program, outcome: Outcome) -> None:
+        pm.hook.program_added(run_id=self.run.id, program=program, added=int(outcome.added))
+        for kind, island, data in outcome.events:
+            pm.hook.island_event(run_id=self.run.id, kind=kind, island=island, data=data)
+        self._report()
+
+    def _report(self) -> None:
+        if self.progress is not None:
+            self.progress.update(self.snapshot)
+
+    # --- endings -----------------------------------------------------------------------------
+
+    def _elapsed(self) -> float:
+        return self._elapsed_base + time.monotonic() - self._session_start
+
+    def _budget_ending(self) -> tuple[str, str] | None:
+        if self.snapshot.evaluations >= self.config.budget:
+            return ("finished", f"budget of {self.config.budget} evaluations reached")
+        if self.config.max_wall_s is not None and self._elapsed() >= self.config.max_wall_s:
+            return ("finished", f"wall-time budget of {self.config.max_wall_s:g} s reached")
+        if self._failed_streak >= self.config.max_failed_streak:
+            return ("failed", f"the last {self._failed_streak} attempts produced nothing "
+                    "evaluable (model errors, unusable edits, syntax errors or duplicates); "
+                    "check the model and the prompt, then `evoforge resume` the run")
+        return None
+
+    def _end(self, status: str, reason: str) -> SessionReport:
+        with self.archive.transaction():
+            self.archive.update_run(self.run.id, status=status, stop_reason=reason,
+                                    elapsed_s=self._elapsed())
+            kind = {"finished": "run_finish", "stopped": "run_stop"}.get(status, "run_fail")
+            self.archive.record_event(self.run.id, kind, data={"reason": reason})
+        pm.hook.run_finished(run_id=self.run.id, status=status, reason=reason)
+        self._report()
+        return SessionReport(status, reason, self.snapshot.evaluations,
+                             self.snapshot.best_score, self.snapshot.best_program_id)
+

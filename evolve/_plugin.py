@@ -1,0 +1,14 @@
+"""Built-in plugin: the offline mutation model, served through litellm as ``offline/...``."""
+
+from plugins import hookimpl
+
+
+def _setup_offline() -> None:
+    from evolve._offline_provider import register_offline_provider
+
+    register_offline_provider()
+
+
+@hookimpl
+def register_models(register):
+    register("offline", _setup_offline)

@@ -1,0 +1,38 @@
+"""The ``evoforge`` command line."""
+
+from __future__ import annotations
+
+import click
+
+from evolve.cli._common import main_group
+from evolve.cli._inspect import show, status, top
+from evolve.cli._plugins import plugins_command, problems_command
+from evolve.cli._run import resume, run
+
+
+@click.group(cls=main_group())
+@click.version_option(package_name="evoforge")
+def cli() -> None:
+    """Evolve programs with LLMs: island-model MAP-Elites in SQLite, sandboxed evaluators.
+
+    \b
+    Example (offline, no API key needed):
+        evoforge run circle_packing --budget 300
+        evoforge top
+        evoforge show <program-id> --diff
+    """
+
+
+for command in (run, resume, status, top, show, plugins_command, problems_command):
+    cli.add_command(command)
+
+
+def main() -> None:
+    from plugins import load_plugins, pm
+
+    load_plugins()
+    pm.hook.register_commands(cli=cli)
+    cli()
+
+
+__all__ = ["cli", "main"]

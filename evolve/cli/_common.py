@@ -1,0 +1,54 @@
+"""Shared CLI pieces: the archive option and turning library errors into one clear line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+DEFAULT_DB = "evoforge.db"
+DB_ENV = "EVOFORGE_DB"
+
+
+def db_option(func):
+    return click.option(
+        "--db", "db", type=click.Path(dir_okay=False, path_type=Path),
+        default=lambda: os.environ.get(DB_ENV, DEFAULT_DB), show_default=DEFAULT_DB,
+        help=f"SQLite archive file (env {DB_ENV}).",
+    )(func)
+
+
+def json_option(func):
+    return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(func)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    from archive import ArchiveError
+    from evolve._config import ConfigError
+    from evolve._controller import SeedError
+    from evolve._llm import ModelError
+    from plugins import PluginError
+    from problems import ProblemSpecError
+
+    return (ArchiveError, ConfigError, SeedError, ModelError, PluginError, ProblemSpecError)
+
+
+def main_group() -> type[click.Group]:
+    class Group(click.Group):
+        """Library errors become one line (``Error: ...``) and exit status 1, not a traceback."""
+
+        def invoke(self, ctx: click.Context):
+            try:
+                return super().invoke(ctx)
+            except _user_errors() as exc:
+                raise click.ClickException(str(exc)) from exc
+
+    return Group
+
+
+def require_db(db: Path) -> Path:
+    if not db.exists():
+        raise click.ClickException(f"no archive at {db}; start a run with `evoforge run` or "
+                                   f"pass --db PATH (or set {DB_ENV})")
+    return db

@@ -1,0 +1,156 @@
+"""``evoforge status``, ``top`` and ``show``: read the archive (results on stdout)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import click
+
+from evolve.cli._common import db_option, json_option, require_db
+
+
+def _open(db):
+    from archive import Archive
+
+    return Archive(require_db(db))
+
+
+def _run_or_latest(archive, run_id):
+    run = archive.run(run_id) if run_id else archive.latest_run()
+    if run is None:
+        raise click.ClickException("the archive has no runs yet; start one with `evoforge run`")
+    return run
+
+
+def _fmt(value) -> str:
+    return "—" if value is None else f"{value:.10g}" if isinstance(value, float) else str(value)
+
+
+@click.command()
+@click.argument("run_id", required=False)
+@db_option
+@json_option
+def status(run_id, db, as_json):
+    """Show RUN_ID (default: every run, newest first): budget, best, statuses, grid coverage.
+
+    \b
+    Example:
+        evoforge status --json
+    """
+    with _open(db) as archive:
+        runs = [archive.run(run_id)] if run_id else archive.runs()
+        rows = [_status_row(archive, run) for run in runs]
+    if as_json:
+        click.echo(json.dumps(rows if not run_id else rows[0], indent=2, default=str))
+        return
+    if not rows:
+        click.echo("no runs yet; start one with `evoforge run`")
+    for row in rows:
+        click.echo(f"{row['id']}  [{row['status']}]  problem {row['problem']}")
+        click.echo(f"  evaluations {row['evaluations']}/{row['budget']}  attempts "
+                   f"{row['attempts']}  duplicates {row['duplicates']}  elapsed "
+                   f"{row['elapsed_s']:.1f} s")
+        click.echo(f"  best {_fmt(row['best_score'])} ({row['best_program_id']})  "
+                   f"elites {row['elites']}/{row['cells']} cells  QD score "
+                   f"{_fmt(row['qd_score'])}")
+        click.echo("  statuses " + ", ".join(f"{k} {v}" for k, v in row["statuses"].items()))
+        if row["stop_reason"]:
+            click.echo(f"  last stop: {row['stop_reason']}")
+
+
+def _status_row(archive, run) -> dict:
+    from problems import load_problem
+
+    try:
+        cells = load_problem(run.problem_path).num_cells
+    except Exception:  # the spec may have moved since; the rest of the status still stands
+        cells = None
+    stats = archive.stats(run.id, num_cells=cells or 1)
+    return {
+        "id": run.id, "problem": run.problem, "status": run.status,
+        "stop_reason": run.stop_reason, "evaluations": run.evaluations,
+        "budget": run.config.get("budget"), "attempts": run.attempts,
+        "duplicates": run.duplicates, "elapsed_s": run.elapsed_s or 0.0,
+        "best_score": run.best_score, "best_program_id": run.best_program_id,
+        "elites": stats.num_elites, "cells": cells, "qd_score": stats.qd_score,
+        "statuses": archive.status_counts(run.id), "tokens_in": run.tokens_in,
+        "tokens_out": run.tokens_out, "cost_usd": run.cost_usd,
+    }
+
+
+@click.command()
+@click.argument("run_id", required=False)
+@click.option("-n", "count", default=10, show_default=True, help="How many programs.")
+@db_option
+@json_option
+def top(run_id, count, db, as_json):
+    """List the best programs of RUN_ID (default: the latest run).
+
+    \b
+    Example:
+        evoforge top -n 5
+    """
+    with _open(db) as archive:
+        run = _run_or_latest(archive, run_id)
+        programs = archive.top(run.id, count)
+    if as_json:
+        click.echo(json.dumps([_program_dict(p, with_source=False) for p in programs],
+                              indent=2, default=str))
+        return
+    click.echo(f"{'rank':>4}  {'program':16}  {'score':>14}  {'seq':>6}  {'gen':>4}  island  "
+               "objectives")
+    for rank, p in enumerate(programs, start=1):
+        objectives = ", ".join(f"{k}={_fmt(v)}" for k, v in p.objectives.items())
+        click.echo(f"{rank:>4}  {p.id:16}  {_fmt(p.score):>14}  {p.seq:>6}  {p.generation:>4}  "
+                   f"{p.island:>6}  {objectives}")
+
+
+@click.command()
+@click.argument("program_id")
+@click.option("--run", "run_id", help="Run to look in when the id exists in several.")
+@click.option("--diff", "as_diff", is_flag=True, help="Show the diff against the parent.")
+@db_option
+@json_option
+def show(program_id, run_id, as_diff, db, as_json):
+    """Show one program (an id or unique prefix): metrics, status, artifacts, source.
+
+    \b
+    Example:
+        evoforge show 3fa2 --diff
+    """
+    with _open(db) as archive:
+        program = archive.find_program(program_id, run_id=run_id)
+        diff = archive.diff(program.run_id, program.id) if as_diff else None
+    if as_json:
+        data = _program_dict(program, with_source=True)
+        if diff is not None:
+            data["diff"] = diff
+        click.echo(json.dumps(data, indent=2, default=str))
+        return
+    click.echo(f"program {program.id}  run {program.run_id}  seq {program.seq}  "
+               f"generation {program.generation}  island {program.island}")
+    click.echo(f"status {program.status}  score {_fmt(program.score)}  cell {program.cell}  "
+               f"parent {program.parent_id}  model {program.model}")
+    for name, values in (("objectives", program.objectives), ("descriptors",
+                                                               program.descriptors)):
+        if values:
+            click.echo(f"{name}: " + ", ".join(f"{k}={_fmt(v)}" for k, v in values.items()))
+    for name, text in program.artifacts.items():
+        click.echo(f"--- {name} ---\n{text}")
+    if diff is not None:
+        click.echo(diff or "(no parent: this is the seed)")
+    elif program.source is not None:
+        click.echo("--- source ---")
+        click.echo(program.source)
+    else:
+        click.echo("--- the model's answer (it could not be applied) ---")
+        click.echo(program.edit or "")
+
+
+def _program_dict(program, *, with_source: bool) -> dict:
+    data = asdict(program)
+    if not with_source:
+        data.pop("source", None)
+        data.pop("edit", None)
+    return data

@@ -1,0 +1,109 @@
+"""``evoforge run`` and ``evoforge resume``."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+
+import click
+
+from evolve.cli._common import db_option
+
+
+def _quiet_option(func):
+    return click.option("--quiet", "-q", is_flag=True, help="No live progress on stderr.")(func)
+
+
+@click.command()
+@click.argument("problem")
+@click.option("--budget", type=int, help="Evaluations to spend, the seed's included.")
+@click.option("--seed", type=int, help="Random seed (reproducible with --workers 1).")
+@click.option("--islands", type=int, help="Number of islands.")
+@click.option("--model", help="litellm model string, e.g. openai/gpt-4o-mini "
+              "(default: the built-in offline/mutator).")
+@click.option("--api-base", help="Endpoint for self-hosted or proxy models.")
+@click.option("--workers", type=int, help="Evaluations in flight (default: CPU cores).")
+@click.option("--llm-concurrency", type=int, help="Model calls in flight.")
+@click.option("--max-wall", "max_wall_s", type=float, help="Wall-time budget in seconds.")
+@click.option("--selection", help="Parent selection: uniform, tournament, rank, "
+              "fitness_weighted, or a plugin's.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="TOML run configuration; flags override it.")
+@db_option
+@_quiet_option
+def run(problem, config_file, db, quiet, islands, selection, **flags):
+    """Start an evolution run on PROBLEM (a built-in name, a folder, or a spec file).
+
+    \b
+    Example:
+        evoforge run circle_packing --budget 300 --seed 1
+    """
+    from evolve._config import RunConfig, load_config_file
+    from evolve._session import start_run
+
+    data = load_config_file(config_file) if config_file else {}
+    data["problem"] = problem
+    data.update({k: v for k, v in flags.items() if v is not None})
+    island_data = dict(data.get("islands") or {})
+    if islands is not None:
+        island_data["count"] = islands
+    if selection is not None:
+        island_data["selection"] = selection
+    data["islands"] = island_data
+    config = RunConfig.from_dict(data, origin=str(config_file or "command line"))
+    _run_to_end(lambda progress: start_run(config, db, progress=progress), db, quiet)
+
+
+@click.command()
+@click.argument("run_id", required=False)
+@click.option("--budget", type=int, help="Raise the run's evaluation budget.")
+@db_option
+@_quiet_option
+def resume(run_id, budget, db, quiet):
+    """Continue RUN_ID (default: the latest run) after any stop, kill -9 included.
+
+    \b
+    Example:
+        evoforge resume circle_packing-20261122-031500-a1b2 --budget 600
+    """
+    from evolve._session import resume_run
+    from evolve.cli._common import require_db
+
+    require_db(db)
+    _run_to_end(lambda progress: resume_run(run_id, db, budget=budget, progress=progress),
+                db, quiet)
+
+
+def _run_to_end(start, db: Path, quiet: bool) -> None:
+    from evolve._progress import LiveProgress
+
+    display = None if quiet else LiveProgress()
+    with display or nullcontext():
+        run, report = asyncio.run(start(display))
+    _summary(run.id, report, db)
+    if report.status == "failed":
+        sys.exit(1)
+
+
+def _summary(run_id: str, report, db: Path) -> None:
+    from archive import Archive
+
+    with Archive(db) as archive:
+        seed = next(archive.programs(run_id), None)
+    where = str(db.resolve())
+    db_flag = "" if str(db) == "evoforge.db" else f" --db {db}"
+    best = "none" if report.best_score is None else f"{report.best_score:.10g}"
+    seed_score = "n/a" if seed is None or seed.score is None else f"{seed.score:.10g}"
+    click.echo(f"Run {run_id} {report.status}: {report.reason}")
+    click.echo(f"Best score {best} (program {report.best_program_id}); seed scored {seed_score}; "
+               f"{report.evaluations} evaluations")
+    click.echo(f"Archive: {where}")
+    click.echo("Look at it with:")
+    click.echo(f"  evoforge status {run_id}{db_flag}")
+    click.echo(f"  evoforge top {run_id}{db_flag}")
+    if report.best_program_id:
+        click.echo(f"  evoforge show {report.best_program_id}{db_flag} --diff")
+    if report.status != "finished":
+        click.echo(f"Continue it with: evoforge resume {run_id}{db_flag}")

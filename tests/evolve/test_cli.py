@@ -1,0 +1,87 @@
+"""The CLI in-process: run, status, top, show, plugins, problems, and its error lines."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from evolve.cli import cli
+from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """One small offline run shared by the read-only command tests."""
+    folder = tmp_path_factory.mktemp("cli")
+    (folder / "tiny").mkdir()
+    (folder / "tiny" / "problem.py").write_text(TRIVIAL_SPEC.replace("\n    ", "\n"))
+    (folder / "tiny" / "seed.py").write_text(TRIVIAL_SEED.replace("\n    ", "\n"))
+    db = folder / "cli.db"
+    result = CliRunner().invoke(cli, ["run", str(folder / "tiny"), "--budget", "15",
+                                      "--workers", "1", "--db", str(db), "-q"])
+    assert result.exit_code == 0, result.output
+    return db, result.output
+
+
+def test_run_prints_where_the_archive_is_and_how_to_look(finished):
+    db, output = finished
+    assert "finished: budget of 15 evaluations reached" in output
+    assert f"Archive: {db}" in output
+    assert "evoforge top" in output and "evoforge show" in output
+
+
+def test_status_json(finished):
+    db, _ = finished
+    result = CliRunner().invoke(cli, ["status", "--db", str(db), "--json"])
+    rows = json.loads(result.output)
+    assert rows[0]["evaluations"] == 15 and rows[0]["status"] == "finished"
+    assert rows[0]["statuses"]["ok"] >= 1
+
+
+def test_top_and_show(finished):
+    db, _ = finished
+    result = CliRunner().invoke(cli, ["top", "--db", str(db), "-n", "3", "--json"])
+    best = json.loads(result.output)
+    assert 1 <= len(best) <= 3
+    assert [p["score"] for p in best] == sorted((p["score"] for p in best), reverse=True)
+    shown = CliRunner().invoke(cli, ["show", best[0]["id"][:8], "--db", str(db)])
+    assert shown.exit_code == 0 and "EVOLVE-BLOCK-START" in shown.output
+    diff = CliRunner().invoke(cli, ["show", best[0]["id"], "--db", str(db), "--diff"])
+    assert diff.exit_code == 0
+
+
+def test_show_unknown_program_is_one_clear_line(finished):
+    db, _ = finished
+    result = CliRunner().invoke(cli, ["show", "ffffffffffff", "--db", str(db)])
+    assert result.exit_code == 1 and "Error:" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_missing_archive_says_how_to_create_one(tmp_path):
+    result = CliRunner().invoke(cli, ["status", "--db", str(tmp_path / "none.db")])
+    assert result.exit_code == 1 and "evoforge run" in result.output
+
+
+def test_plugins_lists_evaluators_with_availability():
+    result = CliRunner().invoke(cli, ["plugins", "--json"])
+    data = json.loads(result.output)
+    python = next(e for e in data["evaluators"] if e["name"] == "python")
+    assert python["available"] is True
+    assert "tournament" in data["selection_strategies"]
+    assert "offline" in data["model_providers"]
+
+
+def test_problems_lists_the_builtins():
+    result = CliRunner().invoke(cli, ["problems"])
+    assert "circle_packing" in result.output and "trivial" in result.output
+
+
+def test_malformed_problem_is_one_clear_line(tmp_path):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "problem.py").write_text("name = 'x'\n")
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "p"), "-q", "--db",
+                                      str(tmp_path / "x.db")])
+    assert result.exit_code == 1
+    assert "problem.py: evaluate: missing" in result.output

@@ -1,0 +1,108 @@
+"""The real command in real processes: kill -9 and resume, SIGINT, exit codes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from archive import Archive
+from tests.conftest import ROOT, TRIVIAL_SEED, TRIVIAL_SPEC
+
+pytestmark = pytest.mark.slow
+
+
+def evoforge(*args, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "evolve", *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def wait_for_programs(db, count, proc, timeout=120.0) -> None:
+    """Wait until the running process has committed ``count`` programs."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        if db.exists():
+            try:
+                with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+                    if conn.execute("select count(*) from programs").fetchone()[0] >= count:
+                        return
+            except sqlite3.OperationalError:
+                pass  # schema not created yet
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {count} programs after {timeout} s")
+
+
+def programs(db):
+    with Archive(db) as archive:
+        run = archive.latest_run()
+        return run, [(p.seq, p.id) for p in archive.programs(run.id)]
+
+
+@pytest.fixture
+def tiny(make_problem):
+    return make_problem(TRIVIAL_SPEC, TRIVIAL_SEED)
+
+
+def test_kill_9_then_resume_loses_nothing_and_spends_the_budget_exactly(tiny, tmp_path):
+    db, budget = tmp_path / "k.db", 250
+    proc = evoforge("run", tiny, "--budget", budget, "--workers", 1, "--seed", 4, "--db", db,
+                    "-q")
+    wait_for_programs(db, 40, proc)
+    proc.kill()  # SIGKILL: no chance to clean up
+    proc.wait()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    run, before = programs(db)
+    assert run.status == "running" and run.evaluations < budget
+
+    resumed = evoforge("resume", run.id, "--db", db, "-q")
+    out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    assert "finished" in out
+    run, after = programs(db)
+    assert set(before) <= set(after)  # every committed program survived
+    assert run.evaluations == budget
+    with Archive(db) as archive:
+        assert sum(p.status.evaluated for p in archive.programs(run.id)) == budget
+        kinds = [e.kind for e in archive.events(run.id)]
+    assert "unclean_stop" in kinds and kinds[-1] == "run_finish"
+
+    # Resumed after a kill, the run is the same as one never interrupted.
+    whole = tmp_path / "whole.db"
+    straight = evoforge("run", tiny, "--budget", budget, "--workers", 1, "--seed", 4, "--db",
+                        whole, "-q")
+    straight.communicate(timeout=300)
+    assert programs(whole)[1] == after
+
+
+def test_sigint_stops_cleanly_with_exit_0_and_resume_finishes(tiny, tmp_path):
+    db = tmp_path / "i.db"
+    proc = evoforge("run", tiny, "--budget", 100_000, "--workers", 2, "--db", db, "-q")
+    wait_for_programs(db, 20, proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "stopped by SIGINT" in out and "evoforge resume" in out
+    run, _ = programs(db)
+    assert run.status == "stopped"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+    resumed = evoforge("resume", "--db", db, "--budget", run.evaluations + 10, "-q")
+    out, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, err
+    assert programs(db)[0].evaluations == run.evaluations + 10
+
+
+def test_bad_problem_is_one_clear_line_and_exit_1(tmp_path):
+    proc = evoforge("run", "no_such_problem", "--db", tmp_path / "x.db", "-q")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert "Error: no problem 'no_such_problem'" in err and "Traceback" not in err

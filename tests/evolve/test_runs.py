@@ -1,0 +1,184 @@
+"""Whole runs through the controller: budgets, reproducibility, hostile candidates, failures."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+
+import pytest
+
+from archive import Archive
+from evaluators import Status
+from evolve import ConfigError, RunConfig, SeedError, resume_run, start_run
+from islands import IslandConfig
+from plugins import pm
+from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
+from tests.evolve import scripted_models
+from tests.evolve.scripted_models import rewrite
+
+
+@pytest.fixture
+def tiny(make_problem):
+    return str(make_problem(TRIVIAL_SPEC, TRIVIAL_SEED))
+
+
+@pytest.fixture
+def scripted():
+    """Register the scripted model plugin for one test."""
+    pm.register(scripted_models, "scripted-models")
+    scripted_models._cursors.clear()
+    yield scripted_models.SCRIPTS
+    pm.unregister(name="scripted-models")
+    scripted_models.SCRIPTS.clear()
+
+
+def run(config, db):
+    return asyncio.run(start_run(config, db))
+
+
+def ids_in_order(db, run_id):
+    with Archive(db) as archive:
+        return [(p.seq, p.id, p.status) for p in archive.programs(run_id)]
+
+
+def test_offline_run_spends_its_budget_exactly_and_improves(tiny, tmp_path):
+    db = tmp_path / "a.db"
+    info, report = run(RunConfig(problem=tiny, budget=40, workers=2, seed=3), db)
+    assert report.status == "finished" and "budget of 40" in report.reason
+    with Archive(db) as archive:
+        stored = archive.run(info.id)
+        assert stored.evaluations == report.evaluations == 40
+        assert stored.status == "finished"
+        seed = next(archive.programs(info.id))
+        assert stored.best_score > seed.score  # offline mutation really searches
+        evaluated = [p for p in archive.programs(info.id) if p.status.evaluated]
+        assert len(evaluated) == 40
+        assert {e.kind for e in archive.events(info.id)} >= {"run_start", "run_finish"}
+        calls = archive.llm_calls(info.id)
+        assert calls and all(c.model == "offline/mutator" for c in calls)
+
+
+def test_same_seed_one_worker_gives_identical_programs(tiny, tmp_path):
+    config = RunConfig(problem=tiny, budget=25, workers=1, seed=11)
+    first, _ = run(config, tmp_path / "one.db")
+    second, _ = run(config, tmp_path / "two.db")
+    a, b = ids_in_order(tmp_path / "one.db", first.id), ids_in_order(tmp_path / "two.db",
+                                                                      second.id)
+    assert a == b and len(a) >= 25
+    other, _ = run(RunConfig(problem=tiny, budget=25, workers=1, seed=12), tmp_path / "3.db")
+    assert ids_in_order(tmp_path / "3.db", other.id) != a
+
+
+def test_resume_continues_exactly_like_an_uninterrupted_run(tiny, tmp_path):
+    whole, _ = run(RunConfig(problem=tiny, budget=30, workers=1, seed=5), tmp_path / "w.db")
+    part, report = run(RunConfig(problem=tiny, budget=12, workers=1, seed=5), tmp_path / "p.db")
+    assert report.evaluations == 12
+    _, resumed = asyncio.run(resume_run(part.id, tmp_path / "p.db", budget=30))
+    assert resumed.status == "finished" and resumed.evaluations == 30
+    assert ids_in_order(tmp_path / "p.db", part.id) == ids_in_order(tmp_path / "w.db", whole.id)
+    with Archive(tmp_path / "p.db") as archive:
+        assert [e.kind for e in archive.events(part.id)].count("run_resume") == 1
+
+
+def test_resume_of_a_spent_run_says_how_to_continue(tiny, tmp_path):
+    info, _ = run(RunConfig(problem=tiny, budget=3, workers=1), tmp_path / "s.db")
+    with pytest.raises(ConfigError, match="--budget"):
+        asyncio.run(resume_run(info.id, tmp_path / "s.db"))
+
+
+HOSTILE = {
+    "loop": ("def main():\n    while True:\n        pass\n", Status.TIMEOUT),
+    "memory": ("def main():\n    block = bytearray(50 * 10**9)\n    return [len(block), 0]\n",
+               Status.MEMORY_LIMIT),
+    "exit": ("import os\n\ndef main():\n    os._exit(3)\n", Status.CRASHED),
+    "raise": ("def main():\n    raise ValueError('nope')\n", Status.RUNTIME_ERROR),
+    "wrong": ("def main():\n    return 'not a pair'\n", Status.INCORRECT),
+    "fine": ("def main():\n    return [1.0, 2.0]\n", Status.OK),
+}
+
+
+def test_hostile_candidates_are_recorded_and_the_run_continues(make_problem, tmp_path,
+                                                               scripted):
+    folder = make_problem(TRIVIAL_SPEC.replace("timeout_s = 5", "timeout_s = 1"), TRIVIAL_SEED)
+    scripted["hostile"] = [rewrite(body) for body, _ in HOSTILE.values()]
+    config = RunConfig(problem=str(folder), budget=1 + len(HOSTILE), workers=1,
+                       model="scripted/hostile")
+    info, report = run(config, tmp_path / "h.db")
+    assert report.status == "finished"
+    with Archive(tmp_path / "h.db") as archive:
+        statuses = [p.status for p in archive.programs(info.id)][1:]
+    assert statuses == [status for _, status in HOSTILE.values()]
+
+
+def test_unusable_answers_are_stored_with_reasons_and_cost_no_evaluation(tiny, tmp_path,
+                                                                         scripted):
+    scripted["bad"] = [
+        "I would rather not.",  # no edit at all
+        "<<<<<<< SEARCH\nnot in the program\n=======\nx = 1\n>>>>>>> REPLACE\n",
+        rewrite("def main(:\n    return [1, 2]"),  # syntax error
+        rewrite("def main():\n    return [0.9, 2.0]"),
+        rewrite("def main():\n    return [0.9, 2.0]"),  # the same child again: a duplicate
+        rewrite("def main():\n    return [1.0, 2.0]"),
+    ]
+    info, report = run(RunConfig(problem=tiny, budget=3, workers=1, model="scripted/bad"),
+                       tmp_path / "b.db")
+    with Archive(tmp_path / "b.db") as archive:
+        programs = list(archive.programs(info.id))
+        stored = archive.run(info.id)
+    assert [p.status for p in programs[1:4]] == [Status.EDIT_ERROR, Status.EDIT_ERROR,
+                                                 Status.SYNTAX_ERROR]
+    assert programs[1].source is None and programs[1].edit == "I would rather not."
+    assert "not found" in programs[2].artifacts["error"].lower()
+    assert "line 3, column 10" in programs[3].artifacts["error"]
+    assert [p.status for p in programs[4:]] == [Status.OK, Status.OK]
+    assert stored.evaluations == 3 and report.status == "finished"
+    assert stored.duplicates == 1 and stored.attempts == 6
+
+
+def test_a_model_that_never_helps_fails_the_run_with_a_reason(tiny, tmp_path, scripted):
+    scripted["useless"] = ["no code here"]
+    config = RunConfig(problem=tiny, budget=10, workers=1, model="scripted/useless",
+                       max_failed_streak=5)
+    info, report = run(config, tmp_path / "u.db")
+    assert report.status == "failed" and "last 5 attempts" in report.reason
+    with Archive(tmp_path / "u.db") as archive:
+        assert archive.run(info.id).status == "failed"
+        assert archive.count_programs(info.id, Status.EDIT_ERROR) == 5
+
+
+def test_unreachable_model_is_recorded_per_call(tiny, tmp_path):
+    config = RunConfig(problem=tiny, budget=5, workers=1, model="openai/gpt-4o-mini",
+                       api_base="http://127.0.0.1:9/v1", max_failed_streak=2)
+    info, report = run(config, tmp_path / "m.db")
+    assert report.status == "failed"
+    with Archive(tmp_path / "m.db") as archive:
+        calls = archive.llm_calls(info.id)
+    assert len(calls) == 2 and all(c.status == "error" and c.error for c in calls)
+
+
+def test_wall_time_budget_stops_the_run(tiny, tmp_path):
+    config = RunConfig(problem=tiny, budget=100_000, workers=1, max_wall_s=1.5)
+    _, report = run(config, tmp_path / "t.db")
+    assert report.status == "finished" and "wall-time" in report.reason
+    assert 1 < report.evaluations < 100_000
+
+
+def test_failing_seed_stops_with_a_clear_error(make_problem, tmp_path):
+    folder = make_problem(TRIVIAL_SPEC, TRIVIAL_SEED.replace("return [a, b]", "return 'x'"))
+    with pytest.raises(SeedError, match="seed program of tiny evaluated to 'incorrect'"):
+        run(RunConfig(problem=str(folder), budget=5, workers=1), tmp_path / "f.db")
+
+
+def test_migrations_and_resets_happen_in_a_run(tiny, tmp_path):
+    islands = IslandConfig(count=2, migration_interval=2, stagnation=4)
+    info, _ = run(RunConfig(problem=tiny, budget=40, workers=1, islands=islands),
+                  tmp_path / "i.db")
+    with Archive(tmp_path / "i.db") as archive:
+        kinds = [e.kind for e in archive.events(info.id)]
+    assert "migration" in kinds
+
+
+def test_archive_file_is_sound_after_a_run(tiny, tmp_path):
+    run(RunConfig(problem=tiny, budget=10, workers=2), tmp_path / "ok.db")
+    with sqlite3.connect(tmp_path / "ok.db") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
