@@ -1,6 +1,6 @@
 """Fork server of the ``python`` evaluator: one per worker, started by ``PythonEvaluator``.
 
-Run as ``python -m evaluators._forkserver SPEC_PATH [--preload numpy,scipy] [--network server]
+Run as ``python -m evaluators._forkserver_main SPEC_PATH [--preload numpy,scipy] [--network server]
 [--user nobody] [--score-timeout 60] [--workdir-root DIR] [--no-prefork]``. Processes::
 
     PythonEvaluator (asyncio) ==frames on the server's stdin/stdout==> fork server
@@ -364,7 +364,7 @@ def _take_protocol_fds() -> tuple[int, int]:
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m evaluators._forkserver")
+    parser = argparse.ArgumentParser(prog="python -m evaluators._forkserver_main")
     parser.add_argument("spec_path")
     parser.add_argument("--preload", default="", help="comma-separated modules to import once")
     parser.add_argument("--network", choices=NETWORK_MODES, default="server")
@@ -389,7 +389,3 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     server.serve()
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

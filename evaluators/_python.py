@@ -38,7 +38,7 @@ _SERVER_FAILURES = (TimeoutError, asyncio.IncompleteReadError, ConnectionError, 
 class PythonEvaluator(Evaluator):
     """Runs candidates that define the problem's ``entry`` function, in fork servers.
 
-    Each of ``workers`` fork servers (``python -m evaluators._forkserver``) imports the
+    Each of ``workers`` fork servers (``python -m evaluators._forkserver_main``) imports the
     problem's ``preload`` modules once and forks one sandboxed child per candidate, so a
     candidate costs a fork, not an interpreter start. The child calls ``entry()``; its return
     value comes back as JSON; the problem's ``evaluate(output)`` scores it in a separate
@@ -191,7 +191,7 @@ class PythonEvaluator(Evaluator):
         problem = self.problem
         # Made here, so it is removed even if the server dies before its handshake.
         workdir_root = tempfile.mkdtemp(prefix="evoforge-")
-        argv = [sys.executable, "-m", "evaluators._forkserver", str(problem.spec_path),
+        argv = [sys.executable, "-m", "evaluators._forkserver_main", str(problem.spec_path),
                 "--preload", ",".join(problem.preload), "--network", self._network,
                 "--user", "" if self._user is None else str(self._user),
                 "--score-timeout", repr(self._score_timeout_s), "--workdir-root", workdir_root]

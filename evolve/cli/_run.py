@@ -92,18 +92,25 @@ def _summary(run_id: str, report, db: Path) -> None:
 
     with Archive(db) as archive:
         seed = next(archive.programs(run_id), None)
-    where = str(db.resolve())
+        best = (archive.get_program(run_id, report.best_program_id)
+                if report.best_program_id else None)
     db_flag = "" if str(db) == "evoforge.db" else f" --db {db}"
-    best = "none" if report.best_score is None else f"{report.best_score:.10g}"
-    seed_score = "n/a" if seed is None or seed.score is None else f"{seed.score:.10g}"
     click.echo(f"Run {run_id} {report.status}: {report.reason}")
-    click.echo(f"Best score {best} (program {report.best_program_id}); seed scored {seed_score}; "
-               f"{report.evaluations} evaluations")
-    click.echo(f"Archive: {where}")
+    click.echo(f"{report.evaluations} evaluations; only programs that passed the problem's "
+               "correctness check are scored")
+    if best is not None:
+        click.echo(f"Best  {_objectives(best)}  (program {best.id})")
+    if seed is not None and seed.score is not None:
+        click.echo(f"Seed  {_objectives(seed)}")
+    click.echo(f"Archive: {db.resolve()}")
     click.echo("Look at it with:")
     click.echo(f"  evoforge status {run_id}{db_flag}")
     click.echo(f"  evoforge top {run_id}{db_flag}")
-    if report.best_program_id:
-        click.echo(f"  evoforge show {report.best_program_id}{db_flag} --diff")
+    if best is not None:
+        click.echo(f"  evoforge show {best.id}{db_flag} --diff")
     if report.status != "finished":
         click.echo(f"Continue it with: evoforge resume {run_id}{db_flag}")
+
+
+def _objectives(program) -> str:
+    return ", ".join(f"{name}={value:.10g}" for name, value in program.objectives.items())

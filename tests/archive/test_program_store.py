@@ -47,7 +47,8 @@ def programs(draw: st.DrawFn, run_id: str) -> Program:
         status=draw(st.sampled_from(Status)),
         edit=draw(st.none() | texts),
         edit_kind=draw(st.sampled_from(["seed", "diff", "rewrite", "crossover"])),
-        # The score is a REAL column: SQLite keeps no sign on zero (-0.0 reads back as 0.0).
+        # REAL columns (score, created_at) keep no sign on zero in SQLite: -0.0 reads back
+        # as 0.0; `x + 0.0` draws the zero they can hold. JSON columns keep it.
         score=draw(st.none() | st.floats(allow_nan=False).map(lambda x: x + 0.0)),
         cell=draw(st.none() | int64),
         metrics=draw(json_dicts),
@@ -58,7 +59,7 @@ def programs(draw: st.DrawFn, run_id: str) -> Program:
         device=draw(str_dicts),
         inspiration_ids=tuple(draw(st.lists(texts, max_size=3))),
         model=draw(st.none() | texts),
-        created_at=draw(st.floats(allow_nan=False, allow_infinity=False)),
+        created_at=draw(st.floats(allow_nan=False, allow_infinity=False).map(lambda x: x + 0.0)),
     )
 
 
