@@ -82,18 +82,28 @@ def _status_row(archive, run) -> dict:
 @click.command()
 @click.argument("run_id", required=False)
 @click.option("-n", "count", default=10, show_default=True, help="How many programs.")
+@click.option("--pareto", is_flag=True, help="The Pareto front over all the problem's "
+              "objectives instead of the top by the primary one.")
 @db_option
 @json_option
-def top(run_id, count, db, as_json):
+def top(run_id, count, pareto, db, as_json):
     """List the best programs of RUN_ID (default: the latest run).
 
     \b
     Example:
         evoforge top -n 5
+        evoforge top --pareto --json
     """
+    from problems import load_problem
+
     with _open(db) as archive:
         run = _run_or_latest(archive, run_id)
-        programs = archive.top(run.id, count)
+        if pareto:
+            objectives = load_problem(run.problem_path).objectives
+            programs = sorted(archive.pareto_front(run.id, objectives),
+                              key=lambda p: (-(p.score or 0.0), p.seq))
+        else:
+            programs = archive.top(run.id, count)
     if as_json:
         click.echo(json.dumps([_program_dict(p, with_source=False) for p in programs],
                               indent=2, default=str))

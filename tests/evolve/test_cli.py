@@ -52,6 +52,17 @@ def test_top_and_show(finished):
     assert diff.exit_code == 0
 
 
+def test_top_pareto_with_one_objective_is_the_best_program(finished):
+    db, _ = finished
+    front = json.loads(CliRunner().invoke(cli, ["top", "--pareto", "--db", str(db),
+                                                "--json"]).output)
+    best = json.loads(CliRunner().invoke(cli, ["top", "-n", "1", "--db", str(db),
+                                               "--json"]).output)
+    # One objective: the front is the best score (several programs when they tie).
+    assert best[0]["id"] in [p["id"] for p in front]
+    assert {p["score"] for p in front} == {best[0]["score"]}
+
+
 def test_show_unknown_program_is_one_clear_line(finished):
     db, _ = finished
     result = CliRunner().invoke(cli, ["show", "ffffffffffff", "--db", str(db)])
