@@ -85,6 +85,16 @@ class EngineTimings:
 
 
 @dataclass(frozen=True)
+class Ending:
+    """Why a session ends; ``drain``: let in-flight candidates finish (else cancel them; they
+    are redone on resume)."""
+
+    status: str  # finished | failed
+    reason: str
+    drain: bool = True
+
+
+@dataclass(frozen=True)
 class SessionReport:
     status: str  # finished | stopped | failed
     reason: str
@@ -147,11 +157,11 @@ class Controller:
             self.config.model_slots + 2 * self.config.workers)
         tasks: set[asyncio.Task[None]] = set()
         stop_waiter = asyncio.create_task(self._stop.wait())
-        ending: tuple[str, str] | None = None
+        ending: Ending | None = None
         try:
             while not self._stop.is_set():
                 ending = ending or self._budget_ending()
-                if ending and not tasks:
+                if ending and (not tasks or not ending.drain):
                     break
                 room = self.snapshot.evaluations + self._reserved < self.config.budget
                 if not ending and room and len(tasks) < max_pending:
@@ -160,6 +170,7 @@ class Controller:
                     tasks.add(asyncio.create_task(self._candidate(seq, model_slots, eval_slots)))
                     continue
                 done, _ = await asyncio.wait(tasks | {stop_waiter},
+                                             timeout=self._wall_remaining(),
                                              return_when=asyncio.FIRST_COMPLETED)
                 for task in done - {stop_waiter}:
                     tasks.discard(task)
@@ -172,7 +183,7 @@ class Controller:
         if self._stop.is_set():
             return self._end("stopped", self._stop_reason)
         assert ending is not None
-        return self._end(*ending)
+        return self._end(ending.status, ending.reason)
 
     # --- one candidate -----------------------------------------------------------------------
 
@@ -220,7 +231,7 @@ class Controller:
                     api_base=self.config.api_base,
                 )
             except _llm.ModelError as exc:
-                self._model_failed(seq, str(exc))
+                self._model_failed(seq, str(exc), exc.latency_s)
                 return
         tick = time.perf_counter()
         self.timings.model_s.append(completion.latency_s)
@@ -296,10 +307,10 @@ class Controller:
         self._failed_streak += 1
         self._report()
 
-    def _model_failed(self, seq: int, error: str) -> None:
+    def _model_failed(self, seq: int, error: str, latency_s: float) -> None:
         with self.archive.transaction():
             self.archive.record_llm_call(self.run.id, seq=seq, model=self.config.model,
-                                         latency_s=0.0, status="error", error=error)
+                                         latency_s=latency_s, status="error", error=error)
             self._advance(seq)
         self.snapshot.model_errors += 1
         self._failed_streak += 1
@@ -367,15 +378,22 @@ class Controller:
     def _elapsed(self) -> float:
         return self._elapsed_base + time.monotonic() - self._session_start
 
-    def _budget_ending(self) -> tuple[str, str] | None:
+    def _wall_remaining(self) -> float | None:
+        if self.config.max_wall_s is None:
+            return None
+        return max(0.0, self.config.max_wall_s - self._elapsed())
+
+    def _budget_ending(self) -> Ending | None:
         if self.snapshot.evaluations >= self.config.budget:
-            return ("finished", f"budget of {self.config.budget} evaluations reached")
+            return Ending("finished", f"budget of {self.config.budget} evaluations reached")
         if self.config.max_wall_s is not None and self._elapsed() >= self.config.max_wall_s:
-            return ("finished", f"wall-time budget of {self.config.max_wall_s:g} s reached")
+            return Ending("finished", f"wall-time budget of {self.config.max_wall_s:g} s "
+                          "reached", drain=False)
         if self._failed_streak >= self.config.max_failed_streak:
-            return ("failed", f"the last {self._failed_streak} attempts produced nothing "
-                    "evaluable (model errors, unusable edits, syntax errors or duplicates); "
-                    "check the model and the prompt, then `evoforge resume` the run")
+            return Ending("failed", f"the last {self._failed_streak} attempts produced nothing "
+                          "evaluable (model errors, unusable edits, syntax errors or "
+                          "duplicates); check the model and the prompt, then `evoforge "
+                          "resume` the run", drain=False)
         return None
 
     def _end(self, status: str, reason: str) -> SessionReport:

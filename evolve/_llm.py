@@ -13,7 +13,11 @@ _ready_prefixes: set[str] = set()
 
 
 class ModelError(RuntimeError):
-    """A model call failed (unreachable, rejected, malformed reply)."""
+    """A model call failed (unreachable, rejected, malformed reply) after ``latency_s``."""
+
+    def __init__(self, message: str, latency_s: float = 0.0) -> None:
+        super().__init__(message)
+        self.latency_s = latency_s
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,8 @@ async def complete(
             max_tokens=max_tokens, api_base=api_base, timeout=timeout_s, num_retries=0,
         )
     except Exception as exc:  # litellm maps every provider failure to its own exception types
-        raise ModelError(f"{model}: {type(exc).__name__}: {str(exc)[:500]}") from exc
+        raise ModelError(f"{model}: {type(exc).__name__}: {str(exc)[:500]}",
+                         time.perf_counter() - started) from exc
     latency = time.perf_counter() - started
     text = response.choices[0].message.content or ""
     usage = getattr(response, "usage", None)

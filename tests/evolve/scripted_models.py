@@ -6,6 +6,7 @@ tests exercise the real client, with answers chosen by the test instead of the n
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 
@@ -14,7 +15,8 @@ from plugins import hookimpl
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-#: model name (after "scripted/") -> answers, served in order and then cycled
+#: model name (after "scripted/") -> answers, served in order and then cycled;
+#: "sleep:S" answers after S seconds (a slow model)
 SCRIPTS: dict[str, list[str]] = {}
 _cursors: dict[str, itertools.cycle] = {}
 
@@ -39,8 +41,11 @@ def _setup() -> None:
                                       mock_response=self._answer(model))
 
         async def acompletion(self, model, messages, *args, **kwargs):
+            answer = self._answer(model)
+            if answer.startswith("sleep:"):  # a model that takes this many seconds to answer
+                await asyncio.sleep(float(answer.removeprefix("sleep:")))
             return await litellm.acompletion(model="gpt-4o-mini", messages=messages,
-                                             mock_response=self._answer(model))
+                                             mock_response=answer)
 
     register_custom_provider("scripted", Scripted())
 

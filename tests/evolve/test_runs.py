@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 
 import pytest
 
@@ -182,3 +183,16 @@ def test_archive_file_is_sound_after_a_run(tiny, tmp_path):
     run(RunConfig(problem=tiny, budget=10, workers=2), tmp_path / "ok.db")
     with sqlite3.connect(tmp_path / "ok.db") as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_wall_time_budget_is_kept_while_a_model_call_hangs(tiny, tmp_path, scripted):
+    """The budget is checked on a timer, not only when a candidate completes."""
+    scripted["slow"] = ["sleep:120"]
+    config = RunConfig(problem=tiny, budget=10, workers=1, model="scripted/slow",
+                       max_wall_s=8.0)  # longer than start-up (seed, litellm import)
+    started = time.monotonic()
+    info, report = run(config, tmp_path / "slow.db")
+    assert report.status == "finished" and "wall-time" in report.reason
+    assert time.monotonic() - started < 40
+    with Archive(tmp_path / "slow.db") as archive:
+        assert archive.run(info.id).next_seq == 1  # the stalled candidate is redone on resume
