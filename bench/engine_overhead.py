@@ -51,10 +51,18 @@ def seed_archive(archive: Archive, islands: Islands, run_id: str, problem, size:
                 values = {d.name: float(rng.uniform(d.low, d.high)) for d in problem.descriptors}
                 score = float(-rng.uniform(1.0, 60.0)) if seq else -40.0
                 program = Program(
-                    run_id=run_id, id=program_id(source), seq=seq, source=source,
-                    parent_id=None, island=seq % islands.config.count, generation=0,
-                    status=Status.OK, score=score, cell=problem.cell_of(values),
-                    objectives={problem.primary.name: score}, descriptors=values,
+                    run_id=run_id,
+                    id=program_id(source),
+                    seq=seq,
+                    source=source,
+                    parent_id=None,
+                    island=seq % islands.config.count,
+                    generation=0,
+                    status=Status.OK,
+                    score=score,
+                    cell=problem.cell_of(values),
+                    objectives={problem.primary.name: score},
+                    descriptors=values,
                     edit_kind="seed",
                 )
                 archive.add_program(program)
@@ -62,8 +70,11 @@ def seed_archive(archive: Archive, islands: Islands, run_id: str, problem, size:
                     islands.seed(program)
                 else:
                     islands.record(program)
-            archive.bump_run(run_id, evaluations=min(size, start + batch) - start,
-                             attempts=min(size, start + batch) - start)
+            archive.bump_run(
+                run_id,
+                evaluations=min(size, start + batch) - start,
+                attempts=min(size, start + batch) - start,
+            )
             archive.update_run(run_id, next_seq=min(size, start + batch))
 
 
@@ -73,8 +84,9 @@ def slow_trivial(folder: Path, eval_ms: float) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(builtin / "problem.py", folder / "problem.py")
     seed = (builtin / "seed.py").read_text()
-    seed = seed.replace("def main():\n", f"def main():\n    import time\n"
-                        f"    time.sleep({eval_ms / 1000.0!r})\n")
+    seed = seed.replace(
+        "def main():\n", f"def main():\n    import time\n    time.sleep({eval_ms / 1000.0!r})\n"
+    )
     (folder / "seed.py").write_text(seed)
     return folder
 
@@ -91,8 +103,9 @@ async def measure(
         seed_archive(archive, islands, run.id, problem, size)
         cls = evaluator_class(problem.evaluator)
         async with cls(problem, workers=workers) as evaluator:
-            controller = Controller(archive, archive.run(run.id), problem, config, evaluator,
-                                    islands)
+            controller = Controller(
+                archive, archive.run(run.id), problem, config, evaluator, islands
+            )
             started = time.perf_counter()
             report = await controller.run_session()
             wall = time.perf_counter() - started
@@ -111,10 +124,12 @@ async def measure(
 
 
 def format_row(row: dict[str, float]) -> str:
-    return (f"{row['programs']:>9} {row['candidates_per_s']:>8.1f} "
-            f"{row['overhead_median_ms']:>14.3f} / {row['overhead_p90_ms']:<8.3f} "
-            f"{row['model_median_ms']:>9.2f} {row['eval_median_ms']:>8.2f} "
-            f"{row['slot_utilisation']:>8.1%}")
+    return (
+        f"{row['programs']:>9} {row['candidates_per_s']:>8.1f} "
+        f"{row['overhead_median_ms']:>14.3f} / {row['overhead_p90_ms']:<8.3f} "
+        f"{row['model_median_ms']:>9.2f} {row['eval_median_ms']:>8.2f} "
+        f"{row['slot_utilisation']:>8.1%}"
+    )
 
 
 def main() -> None:
@@ -124,17 +139,21 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--eval-ms", type=float, default=20.0)
     args = parser.parse_args()
-    print(f"{'programs':>9} {'cand/s':>8} {'overhead ms (median/p90)':>25} {'model ms':>9} "
-          f"{'eval ms':>8} {'slot util':>9}")
+    print(
+        f"{'programs':>9} {'cand/s':>8} {'overhead ms (median/p90)':>25} {'model ms':>9} "
+        f"{'eval ms':>8} {'slot util':>9}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
-            row = asyncio.run(measure(size, args.candidates, args.workers,
-                                      Path(tmp) / f"bench-{size}.db"))
+            row = asyncio.run(
+                measure(size, args.candidates, args.workers, Path(tmp) / f"bench-{size}.db")
+            )
             print(format_row(row), flush=True)
         slow = slow_trivial(Path(tmp) / "slow_trivial", args.eval_ms)
         size = min(args.sizes)
-        row = asyncio.run(measure(size, args.candidates, args.workers,
-                                  Path(tmp) / "bench-slow.db", str(slow)))
+        row = asyncio.run(
+            measure(size, args.candidates, args.workers, Path(tmp) / "bench-slow.db", str(slow))
+        )
         print(f"with {args.eval_ms:g} ms evaluations (model not the bottleneck):")
         print(format_row(row), flush=True)
 

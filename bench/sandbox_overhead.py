@@ -96,20 +96,28 @@ def main() -> None:
     parser.add_argument("--preload", default="numpy", help="comma-separated modules")
     parser.add_argument("--network", default="server", choices=("server", "candidate", "host"))
     parser.add_argument("--no-prefork", action="store_true", help="fork at request time")
-    parser.add_argument("--gap-ms", type=float, default=0.0,
-                        help="idle time before each candidate (default 0: back to back)")
+    parser.add_argument(
+        "--gap-ms",
+        type=float,
+        default=0.0,
+        help="idle time before each candidate (default 0: back to back)",
+    )
     args = parser.parse_args()
     preload = [m for m in args.preload.split(",") if m]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        (folder / "problem.py").write_text(SPEC.format(preload=preload, network=args.network,
-                                                       prefork=not args.no_prefork))
+        (folder / "problem.py").write_text(
+            SPEC.format(preload=preload, network=args.network, prefork=not args.no_prefork)
+        )
         (folder / "seed.py").write_text(SEED)
         series, info = asyncio.run(measure(folder, args.n, args.gap_ms / 1000))
     floor = bare_fork(preload, args.n)
-    print(f"{args.n} no-op candidates, preload={preload}, network={info.get('network')}, "
-          f"prefork={not args.no_prefork}, gap={args.gap_ms:g} ms, candidate user: "
-          f"{info.get('user')}; {os.cpu_count()} cores", file=sys.stderr)
+    print(
+        f"{args.n} no-op candidates, preload={preload}, network={info.get('network')}, "
+        f"prefork={not args.no_prefork}, gap={args.gap_ms:g} ms, candidate user: "
+        f"{info.get('user')}; {os.cpu_count()} cores",
+        file=sys.stderr,
+    )
     print(f"{'milliseconds':<34} {'median':>8} {'p90':>8}")
     print(row("eval_s   (fork -> exit)", series["eval_s"]))
     print(row("total_s  (request -> response)", series["total_s"]))

@@ -59,8 +59,13 @@ from evaluators._sandbox_host import (
 )
 from evaluators._sandbox_protocol import ProtocolError, dumps, read_frame, write_frame
 
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                    "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+)
 CANDIDATE_FILENAME = "<candidate>"
 CANDIDATE_PID_FILE = "candidate.pid"
 NETWORK_MODES = ("server", "candidate", "host")
@@ -96,28 +101,42 @@ def run_candidate(source: str, entry: str) -> tuple[dict[str, Any], bytes]:
         exec(code, module.__dict__)
         function = module.__dict__.get(entry)
         if not callable(function):
-            return {"status": "runtime_error", "error": f"the program defines no function "
-                    f"`{entry}()`; the problem calls {entry}() with no arguments"}, b""
+            return {
+                "status": "runtime_error",
+                "error": f"the program defines no function "
+                f"`{entry}()`; the problem calls {entry}() with no arguments",
+            }, b""
         output = function()
         try:
             payload = dumps(output)
         except (TypeError, ValueError) as exc:
-            return {"status": "runtime_error", "error": f"{entry}() returned a value that "
-                    f"cannot be sent as JSON: {exc}"}, b""
+            return {
+                "status": "runtime_error",
+                "error": f"{entry}() returned a value that cannot be sent as JSON: {exc}",
+            }, b""
     except MemoryError as exc:
-        return {"status": "memory_limit", "error": "ran out of memory (MemoryError)",
-                "traceback": _traceback_tail(exc)}, b""
+        return {
+            "status": "memory_limit",
+            "error": "ran out of memory (MemoryError)",
+            "traceback": _traceback_tail(exc),
+        }, b""
     except BaseException as exc:  # SystemExit and KeyboardInterrupt are failures here too
-        return {"status": "runtime_error", "error": f"{type(exc).__name__}: {exc}"[:_TAIL],
-                "traceback": _traceback_tail(exc)}, b""
+        return {
+            "status": "runtime_error",
+            "error": f"{type(exc).__name__}: {exc}"[:_TAIL],
+            "traceback": _traceback_tail(exc),
+        }, b""
     return {"status": "ok"}, payload
 
 
 def _syntax_error(exc: SyntaxError | ValueError) -> dict[str, Any]:
     if isinstance(exc, SyntaxError):
         where = f"line {exc.lineno}, column {exc.offset}"
-        return {"status": "syntax_error", "error": f"{type(exc).__name__}: {exc.msg} ({where})",
-                "traceback": "".join(traceback.format_exception_only(exc))[-_TAIL:]}
+        return {
+            "status": "syntax_error",
+            "error": f"{type(exc).__name__}: {exc.msg} ({where})",
+            "traceback": "".join(traceback.format_exception_only(exc))[-_TAIL:],
+        }
     return {"status": "syntax_error", "error": f"the source cannot be compiled: {exc}"}
 
 
@@ -159,14 +178,15 @@ class Scorer:
             reply = read_frame(self._from, deadline=time.perf_counter() + timeout_s)
         except TimeoutError:
             self._restart()
-            return {"error": f"evaluate() did not finish within {timeout_s:g} s (the scorer "
-                    "was killed and restarted)"}
+            return {
+                "error": f"evaluate() did not finish within {timeout_s:g} s (the scorer "
+                "was killed and restarted)"
+            }
         except (OSError, ProtocolError):
             reply = None
         if reply is None:
             how = self._restart()
-            return {"error": f"evaluate() crashed the scoring process ({how}); it was "
-                    "restarted"}
+            return {"error": f"evaluate() crashed the scoring process ({how}); it was restarted"}
         return json.loads(reply)
 
     def close(self) -> None:
@@ -217,8 +237,15 @@ def _scorer_main(spec_path: str, rfd: int, wfd: int) -> None:
         if not callable(evaluate):
             raise TypeError("the spec defines no evaluate(output) function")
     except BaseException as exc:
-        write_frame(wfd, dumps({"error": f"cannot import the problem spec {spec_path}: "
-                                         f"{type(exc).__name__}: {exc}"}))
+        write_frame(
+            wfd,
+            dumps(
+                {
+                    "error": f"cannot import the problem spec {spec_path}: "
+                    f"{type(exc).__name__}: {exc}"
+                }
+            ),
+        )
         return
     write_frame(wfd, dumps({"ready": True}))
     while (frame := read_frame(rfd)) is not None:
@@ -231,15 +258,23 @@ def _score_one(evaluate: Any, frame: bytes) -> bytes:
     except RecursionError:
         return dumps({"error": "the output is nested too deeply to decode"})
     except ValueError as exc:
-        return dumps({"status": "sandbox_violation",
-                      "error": f"the output channel held data that is not JSON ({exc})"})
+        return dumps(
+            {
+                "status": "sandbox_violation",
+                "error": f"the output channel held data that is not JSON ({exc})",
+            }
+        )
     try:
         metrics = evaluate(output)
     except BaseException as exc:
         return dumps({"error": f"evaluate() raised {type(exc).__name__}: {exc}"[:_TAIL]})
     if not isinstance(metrics, Mapping):
-        return dumps({"error": f"evaluate() returned a {type(metrics).__name__}; it must "
-                               "return a dict of metrics"})
+        return dumps(
+            {
+                "error": f"evaluate() returned a {type(metrics).__name__}; it must "
+                "return a dict of metrics"
+            }
+        )
     try:
         return dumps({"metrics": dict(metrics)})
     except (TypeError, ValueError) as exc:
@@ -284,18 +319,30 @@ class ForkServer:
         self.workdir.export()  # after the scorer's fork: HOME and TMPDIR are for candidates
         # The running candidate's pid (= its process group), for the evaluator to kill the
         # group if this server dies mid-run; root-only when candidates run as another user.
-        self._pid_fd = os.open(os.path.join(self.workdir.root, CANDIDATE_PID_FILE),
-                               os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        self._pid_fd = os.open(
+            os.path.join(self.workdir.root, CANDIDATE_PID_FILE),
+            os.O_RDWR | os.O_CREAT | os.O_TRUNC,
+            0o600,
+        )
         self._record_candidate(0)
-        self.sandbox = Sandbox(run_request, self.isolation, workdir=self.workdir.path,
-                               keep_pids=lambda: (self.scorer.pid,),
-                               on_start=self._record_candidate)
+        self.sandbox = Sandbox(
+            run_request,
+            self.isolation,
+            workdir=self.workdir.path,
+            keep_pids=lambda: (self.scorer.pid,),
+            on_start=self._record_candidate,
+        )
         gc.collect()
         gc.freeze()  # candidates then do not copy-on-write the server's objects during GC
 
     def describe(self) -> dict[str, Any]:
-        return {"ready": True, "pid": os.getpid(), "network": self.network,
-                "user": self.user_note, "workdir_root": self.workdir.root}
+        return {
+            "ready": True,
+            "pid": os.getpid(),
+            "network": self.network,
+            "user": self.user_note,
+            "workdir_root": self.workdir.root,
+        }
 
     def serve(self) -> None:
         try:
@@ -322,8 +369,11 @@ class ForkServer:
         limits = Limits(timeout_s=float(request["timeout_s"]), memory_mb=int(request["memory_mb"]))
         run = self.sandbox.run(frame, limits)
         self._record_candidate(0)
-        response: dict[str, Any] = {"status": run.status.value, "artifacts": run.artifacts,
-                                    "timings": run.timings}
+        response: dict[str, Any] = {
+            "status": run.status.value,
+            "artifacts": run.artifacts,
+            "timings": run.timings,
+        }
         if run.status is Status.OK:
             score_start = time.perf_counter()
             reply = self.scorer.score(run.payload, self.score_timeout_s)
@@ -336,7 +386,6 @@ class ForkServer:
         response["timings"]["total_s"] = time.perf_counter() - start
         return response
 
-
     def _record_candidate(self, pid: int) -> None:
         os.pwrite(self._pid_fd, b"%-12d" % pid, 0)
 
@@ -348,8 +397,10 @@ def _candidate_user(name: str) -> tuple[tuple[int, int] | None, str]:
         why = "not asked" if not name else "the server is not root"
         return None, f"uid {os.geteuid()} (unchanged: {why})"
     if blocked := unreadable_python_path(*user):
-        return None, (f"uid {os.geteuid()} (unchanged: uid {user[0]} cannot read {blocked}, "
-                      "so candidates could not import from it)")
+        return None, (
+            f"uid {os.geteuid()} (unchanged: uid {user[0]} cannot read {blocked}, "
+            "so candidates could not import from it)"
+        )
     return user, f"uid {user[0]}"
 
 
@@ -370,10 +421,16 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--network", choices=NETWORK_MODES, default="server")
     parser.add_argument("--user", default="", help="run candidates as this user when root")
     parser.add_argument("--score-timeout", type=float, default=60.0)
-    parser.add_argument("--workdir-root", default="",
-                        help="an empty directory for the candidates' working directory")
-    parser.add_argument("--no-prefork", action="store_true",
-                        help="fork each child when its request arrives (for benchmarks)")
+    parser.add_argument(
+        "--workdir-root",
+        default="",
+        help="an empty directory for the candidates' working directory",
+    )
+    parser.add_argument(
+        "--no-prefork",
+        action="store_true",
+        help="fork each child when its request arrives (for benchmarks)",
+    )
     return parser.parse_args(argv)
 
 

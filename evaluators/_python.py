@@ -31,8 +31,16 @@ _PROJECT_ROOT = str(Path(__file__).resolve().parents[1])
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 _SAFETY_MARGIN_S = 10.0
 # How a call to a fork server can fail: it hung up, did not answer, or answered nonsense.
-_SERVER_FAILURES = (TimeoutError, asyncio.IncompleteReadError, ConnectionError, ProtocolError,
-                    OSError, ValueError, KeyError, TypeError)
+_SERVER_FAILURES = (
+    TimeoutError,
+    asyncio.IncompleteReadError,
+    ConnectionError,
+    ProtocolError,
+    OSError,
+    ValueError,
+    KeyError,
+    TypeError,
+)
 
 
 class PythonEvaluator(Evaluator):
@@ -80,13 +88,13 @@ class PythonEvaluator(Evaluator):
     name: ClassVar[str] = "python"
     targets: ClassVar[tuple[str, ...]] = ("cpu",)
 
-    def __init__(self, problem: Problem, *, workers: int = 1,
-                 start_timeout_s: float = 120.0) -> None:
+    def __init__(
+        self, problem: Problem, *, workers: int = 1, start_timeout_s: float = 120.0
+    ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, not {workers}")
         super().__init__(problem, workers=workers)
-        self._user, self._network, self._score_timeout_s, self._prefork = \
-            _sandbox_options(problem)
+        self._user, self._network, self._score_timeout_s, self._prefork = _sandbox_options(problem)
         self._start_timeout_s = start_timeout_s
         self._safety_s = problem.timeout_s + self._score_timeout_s + _SAFETY_MARGIN_S
         self._idle: asyncio.Queue[_Server | None] = asyncio.Queue()
@@ -116,8 +124,9 @@ class PythonEvaluator(Evaluator):
         if self._state != "new":
             raise RuntimeError(f"start() was already called (the evaluator is {self._state})")
         self._state = "started"
-        results = await asyncio.gather(*(self._spawn() for _ in range(self.workers)),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            *(self._spawn() for _ in range(self.workers)), return_exceptions=True
+        )
         errors = [r for r in results if isinstance(r, BaseException)]
         if errors:
             await self.close()
@@ -133,16 +142,26 @@ class PythonEvaluator(Evaluator):
             SandboxError: a dead worker could not be restarted (the host, not the candidate).
         """
         if self._state != "started":
-            raise RuntimeError("call `await evaluator.start()` (or use `async with`) before "
-                               "evaluate()" if self._state == "new" else "the evaluator is closed")
+            raise RuntimeError(
+                "call `await evaluator.start()` (or use `async with`) before evaluate()"
+                if self._state == "new"
+                else "the evaluator is closed"
+            )
         server = await self._idle.get()
         if server is None:  # a worker could not be restarted; let other callers see it too
             self._idle.put_nowait(None)
             raise SandboxError(self._failure)
         problem = self.problem
-        request = encode_frame(dumps({"source": source, "entry": problem.entry,
-                                      "timeout_s": problem.timeout_s,
-                                      "memory_mb": problem.memory_mb}))
+        request = encode_frame(
+            dumps(
+                {
+                    "source": source,
+                    "entry": problem.entry,
+                    "timeout_s": problem.timeout_s,
+                    "memory_mb": problem.memory_mb,
+                }
+            )
+        )
         start = time.perf_counter()
         try:
             async with asyncio.timeout(self._safety_s):  # no extra task, unlike wait_for
@@ -182,8 +201,9 @@ class PythonEvaluator(Evaluator):
             else:
                 server.kill()
         servers += self._dying  # their respawn tasks were cancelled above, maybe mid-cleanup
-        await asyncio.gather(*(s.finish(grace_s=2.0) for s in servers),
-                             *self._background, return_exceptions=True)
+        await asyncio.gather(
+            *(s.finish(grace_s=2.0) for s in servers), *self._background, return_exceptions=True
+        )
 
     # -----------------------------------------------------------------------------------------
 
@@ -191,24 +211,44 @@ class PythonEvaluator(Evaluator):
         problem = self.problem
         # Made here, so it is removed even if the server dies before its handshake.
         workdir_root = tempfile.mkdtemp(prefix="evoforge-")
-        argv = [sys.executable, "-m", "evaluators._forkserver_main", str(problem.spec_path),
-                "--preload", ",".join(problem.preload), "--network", self._network,
-                "--user", "" if self._user is None else str(self._user),
-                "--score-timeout", repr(self._score_timeout_s), "--workdir-root", workdir_root]
+        argv = [
+            sys.executable,
+            "-m",
+            "evaluators._forkserver_main",
+            str(problem.spec_path),
+            "--preload",
+            ",".join(problem.preload),
+            "--network",
+            self._network,
+            "--user",
+            "" if self._user is None else str(self._user),
+            "--score-timeout",
+            repr(self._score_timeout_s),
+            "--workdir-root",
+            workdir_root,
+        ]
         if not self._prefork:
             argv.append("--no-prefork")
         try:
             proc = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                env=_server_env(), start_new_session=True)  # SIGINT at the terminal: ours alone
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                env=_server_env(),
+                start_new_session=True,
+            )  # SIGINT at the terminal: ours alone
         except BaseException:
             remove_workdir(workdir_root)
             raise
         server = _Server(proc, workdir_root)
         self._servers.add(server)
         try:
-            hello = json.loads(await asyncio.wait_for(read_frame_async(proc.stdout),  # type: ignore[arg-type]
-                                                      self._start_timeout_s))
+            hello = json.loads(
+                await asyncio.wait_for(
+                    read_frame_async(proc.stdout),  # type: ignore[arg-type]
+                    self._start_timeout_s,
+                )
+            )
             if not hello.get("ready"):
                 raise SandboxError(hello.get("error", "no reason given"))
         except BaseException as exc:
@@ -217,10 +257,15 @@ class PythonEvaluator(Evaluator):
             await server.finish(grace_s=0.0)
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            why = str(exc) if isinstance(exc, SandboxError) else (
-                f"no handshake ({type(exc).__name__}: {exc}); see its stderr")
-            raise SandboxError(f"the fork server for problem {problem.name!r} "
-                               f"({problem.spec_path}) did not start: {why}") from None
+            why = (
+                str(exc)
+                if isinstance(exc, SandboxError)
+                else (f"no handshake ({type(exc).__name__}: {exc}); see its stderr")
+            )
+            raise SandboxError(
+                f"the fork server for problem {problem.name!r} "
+                f"({problem.spec_path}) did not start: {why}"
+            ) from None
         self.sandbox_info = {k: v for k, v in hello.items() if k not in ("ready", "pid")}
         return server
 
@@ -252,17 +297,27 @@ class PythonEvaluator(Evaluator):
 
     def _worker_failed(self, exc: BaseException, server: _Server, caller_s: float) -> EvalResult:
         if isinstance(exc, TimeoutError):
-            why = (f"the sandbox worker did not answer within {self._safety_s:g} s (the "
-                   "candidate's limit plus evaluate()'s plus a margin); it was killed and replaced")
+            why = (
+                f"the sandbox worker did not answer within {self._safety_s:g} s (the "
+                "candidate's limit plus evaluate()'s plus a margin); it was killed and replaced"
+            )
         elif isinstance(exc, ValueError | KeyError | TypeError):
-            why = (f"the sandbox worker sent a malformed answer ({type(exc).__name__}: {exc}); "
-                   "it was killed and replaced")
+            why = (
+                f"the sandbox worker sent a malformed answer ({type(exc).__name__}: {exc}); "
+                "it was killed and replaced"
+            )
         else:
-            why = (f"the sandbox worker died during the evaluation "
-                   f"({_describe_exit(server.proc.returncode)}); it was replaced. A candidate "
-                   "that kills its server process causes this")
-        return EvalResult(Status.CRASHED, artifacts={"error": why},
-                          timings={"caller_s": caller_s}, device=cpu_fingerprint())
+            why = (
+                f"the sandbox worker died during the evaluation "
+                f"({_describe_exit(server.proc.returncode)}); it was replaced. A candidate "
+                "that kills its server process causes this"
+            )
+        return EvalResult(
+            Status.CRASHED,
+            artifacts={"error": why},
+            timings={"caller_s": caller_s},
+            device=cpu_fingerprint(),
+        )
 
     def _result(self, response: dict[str, Any], caller_s: float) -> EvalResult:
         status = Status(response["status"])
@@ -276,8 +331,9 @@ class PythonEvaluator(Evaluator):
             status, error, objectives, descriptors = classify_metrics(self.problem, metrics)
             if error:
                 artifacts["error"] = error
-        return EvalResult(status, metrics, objectives, descriptors, artifacts, timings,
-                          cpu_fingerprint())
+        return EvalResult(
+            status, metrics, objectives, descriptors, artifacts, timings, cpu_fingerprint()
+        )
 
 
 class _Server:
@@ -332,20 +388,30 @@ def _sandbox_options(problem: Problem) -> tuple[str | int | None, str, float, bo
     options = problem.options
     user = options.get("sandbox_user", "nobody")
     if user is not None and not isinstance(user, str | int):
-        raise ProblemSpecError(problem.spec_path, "options['sandbox_user']",
-                               f"found {user!r}; use a user name, a numeric uid, or None")
+        raise ProblemSpecError(
+            problem.spec_path,
+            "options['sandbox_user']",
+            f"found {user!r}; use a user name, a numeric uid, or None",
+        )
     network = options.get("sandbox_network", "server")
     if network not in NETWORK_MODES:
-        raise ProblemSpecError(problem.spec_path, "options['sandbox_network']",
-                               f"found {network!r}; use one of {', '.join(NETWORK_MODES)}")
+        raise ProblemSpecError(
+            problem.spec_path,
+            "options['sandbox_network']",
+            f"found {network!r}; use one of {', '.join(NETWORK_MODES)}",
+        )
     score_timeout = options.get("score_timeout_s", 60.0)
     if not isinstance(score_timeout, int | float) or not score_timeout > 0:
-        raise ProblemSpecError(problem.spec_path, "options['score_timeout_s']",
-                               f"found {score_timeout!r}; use a positive number of seconds")
+        raise ProblemSpecError(
+            problem.spec_path,
+            "options['score_timeout_s']",
+            f"found {score_timeout!r}; use a positive number of seconds",
+        )
     prefork = options.get("sandbox_prefork", True)
     if not isinstance(prefork, bool):
-        raise ProblemSpecError(problem.spec_path, "options['sandbox_prefork']",
-                               f"found {prefork!r}; use True or False")
+        raise ProblemSpecError(
+            problem.spec_path, "options['sandbox_prefork']", f"found {prefork!r}; use True or False"
+        )
     return user, network, float(score_timeout), prefork
 
 

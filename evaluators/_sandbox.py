@@ -37,7 +37,6 @@ import functools
 import json
 import math
 import os
-import resource
 import select
 import signal
 import sys
@@ -45,29 +44,26 @@ import tempfile
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any
 
 from evaluators._result import Status
-from evaluators._sandbox_host import (
-    PR_SET_NO_NEW_PRIVS,
-    PR_SET_PDEATHSIG,
-    children,
-    enter_network_namespace,
-    prctl,
-    remove_workdir,
-)
+from evaluators._sandbox_child import RESULT_FD, _child, _rlimits
+from evaluators._sandbox_host import children, remove_workdir
 from evaluators._sandbox_protocol import write_all
 
 Job = Callable[[bytes], tuple[dict[str, Any], bytes]]
 
-RESULT_FD = 3
-"""The descriptor the child writes its result to (0-2 are stdin/stdout/stderr)."""
-
-CHILD_STATUSES = frozenset({Status.OK, Status.SYNTAX_ERROR, Status.COMPILE_ERROR,
-                            Status.RUNTIME_ERROR, Status.MEMORY_LIMIT})
+CHILD_STATUSES = frozenset(
+    {
+        Status.OK,
+        Status.SYNTAX_ERROR,
+        Status.COMPILE_ERROR,
+        Status.RUNTIME_ERROR,
+        Status.MEMORY_LIMIT,
+    }
+)
 _REAP_GRACE_S = 5.0  # after SIGKILL, how long to wait for the child to be reapable
 _SWEEP_LIMIT_S = 10.0  # how long to keep killing stragglers before giving up
-_MAXFD = 1 << 20
 
 
 class SandboxError(RuntimeError):
@@ -128,8 +124,12 @@ class SandboxRun:
     @property
     def artifacts(self) -> dict[str, str]:
         """Short texts for the archive and the next prompt; empty ones are left out."""
-        texts = {"error": self.error, "traceback": self.header.get("traceback"),
-                 "stdout_tail": self.stdout_tail, "stderr_tail": self.stderr_tail}
+        texts = {
+            "error": self.error,
+            "traceback": self.header.get("traceback"),
+            "stdout_tail": self.stdout_tail,
+            "stderr_tail": self.stderr_tail,
+        }
         return {k: v for k, v in texts.items() if isinstance(v, str) and v}
 
     @property
@@ -151,9 +151,15 @@ class Sandbox:
             to record it where a supervisor can find it if this server dies.
     """
 
-    def __init__(self, job: Job, isolation: Isolation = Isolation(), *, workdir: str,
-                 keep_pids: Callable[[], Collection[int]] = tuple,
-                 on_start: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        job: Job,
+        isolation: Isolation = Isolation(),
+        *,
+        workdir: str,
+        keep_pids: Callable[[], Collection[int]] = tuple,
+        on_start: Callable[[int], None] | None = None,
+    ) -> None:
         self._job, self._isolation, self._workdir = job, isolation, workdir
         self._keep_pids, self._on_start = keep_pids, on_start
         self._env = dict(isolation.env)
@@ -217,8 +223,18 @@ class Sandbox:
                 os.close(fd)
             return SandboxRun(Status.CRASHED, error=f"could not fork the candidate process: {exc}")
         if pid == 0:
-            _child(self._job, self._isolation, self._workdir, self._env, server_pid, use_pidfd,
-                   go_r, result_w, out_w, err_w)
+            _child(
+                self._job,
+                self._isolation,
+                self._workdir,
+                self._env,
+                server_pid,
+                use_pidfd,
+                go_r,
+                result_w,
+                out_w,
+                err_w,
+            )
         for fd in (go_r, result_w, out_w, err_w):
             os.close(fd)
         for fd in (result_r, out_r, err_r):  # read after poll() says so, drained at the end
@@ -227,9 +243,13 @@ class Sandbox:
         return _Child(pid, exit_fd, use_pidfd, result_r, out_r, err_r, go_w)
 
 
-def run_sandboxed(job: Callable[[], tuple[dict[str, Any], bytes]], limits: Limits,
-                  isolation: Isolation = Isolation(), *, keep_pids: Collection[int] = ()
-                  ) -> SandboxRun:
+def run_sandboxed(
+    job: Callable[[], tuple[dict[str, Any], bytes]],
+    limits: Limits,
+    isolation: Isolation = Isolation(),
+    *,
+    keep_pids: Collection[int] = (),
+) -> SandboxRun:
     """Run ``job()`` once in a contained child with its own temporary directory.
 
     The one-shot form of :class:`Sandbox` (no pre-forking), for callers that run rarely.
@@ -238,8 +258,9 @@ def run_sandboxed(job: Callable[[], tuple[dict[str, Any], bytes]], limits: Limit
     try:
         if isolation.user is not None:
             os.chown(workdir, *isolation.user)
-        sandbox = Sandbox(lambda _request: job(), isolation, workdir=workdir,
-                          keep_pids=lambda: keep_pids)
+        sandbox = Sandbox(
+            lambda _request: job(), isolation, workdir=workdir, keep_pids=lambda: keep_pids
+        )
         return sandbox.run(b"", limits)
     finally:
         remove_workdir(workdir)
@@ -295,8 +316,9 @@ def _pidfds_work() -> bool:
     return True
 
 
-def _supervise(child: _Child, start: float, limits: Limits,
-               keep_pids: Collection[int]) -> SandboxRun:
+def _supervise(
+    child: _Child, start: float, limits: Limits, keep_pids: Collection[int]
+) -> SandboxRun:
     pid, exit_fd, result_r = child.pid, child.exit_fd, child.result_r
     result = _Capped(limits.result_mb * 2**20)
     out, err = _Tail(limits.tail_chars), _Tail(limits.tail_chars)
@@ -343,8 +365,7 @@ def _supervise(child: _Child, start: float, limits: Limits,
     return run
 
 
-def _classify(run: SandboxRun, wait_status: int, reason: str, data: bytes,
-              limits: Limits) -> None:
+def _classify(run: SandboxRun, wait_status: int, reason: str, data: bytes, limits: Limits) -> None:
     """Fill status and error from how the child ended and what it wrote."""
     if reason == "too_large":
         run.status = Status.RUNTIME_ERROR
@@ -466,111 +487,14 @@ class _Tail:
         self.seen += len(chunk)
         self.buf += chunk
         if len(self.buf) > 2 * self.keep:
-            del self.buf[:-self.keep]
+            del self.buf[: -self.keep]
 
     def text(self, name: str) -> str:
-        text = bytes(self.buf[-self.keep:]).decode("utf-8", "replace")[-self.chars:]
+        text = bytes(self.buf[-self.keep :]).decode("utf-8", "replace")[-self.chars :]
         shown = len(text.encode("utf-8", "replace"))
         if self.seen > shown:
             text = f"[{name}: {self.seen} bytes; showing the last {len(text)} characters]\n{text}"
         return text
-
-
-# ---------------------------------------------------------------------------------------------
-# The child
-
-
-def _child(job: Job, isolation: Isolation, workdir: str, env: dict[str, str], server_pid: int,
-           use_pidfd: bool, go_r: int, result_w: int, out_w: int, err_w: int) -> NoReturn:
-    """Set up containment, wait for the request, run the job, write the result, ``_exit``.
-
-    Never returns: nothing of the server (its loop, atexit handlers, finally blocks) may run
-    in the child. Kept lean: each Python object touched here costs a copy-on-write fault.
-    """
-    header: dict[str, Any] = {"status": "runtime_error", "error": "sandbox set-up failed"}
-    payload = b""
-    try:
-        os.setsid()
-        # 0-2 are open in the server, so the pipes are >= 3: fill 0-2 first, then 3. The
-        # request arrives on stdin, which becomes /dev/null once it is read.
-        os.dup2(go_r, 0)
-        os.dup2(out_w, 1)
-        os.dup2(err_w, 2)
-        os.dup2(result_w, RESULT_FD)
-        os.closerange(RESULT_FD + 1, _MAXFD)
-        if not use_pidfd:
-            signal.set_wakeup_fd(-1)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        os.chdir(workdir)
-        if isolation.new_network:
-            enter_network_namespace()
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != server_pid:
-            os._exit(70)  # the server died before PDEATHSIG was armed
-        chunks = []
-        while chunk := os.read(0, 65536):
-            chunks.append(chunk)
-        if not chunks:
-            os._exit(0)  # dismissed unused
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-        rlimits, _, request = b"".join(chunks).partition(b"\n")
-        for which, soft, hard in json.loads(rlimits):
-            resource.setrlimit(which, (soft, hard))
-        if isolation.user is not None:
-            _drop_privileges(*isolation.user)
-            prctl(PR_SET_NO_NEW_PRIVS, 1)  # no setuid binary can take root back
-            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the user switch cleared it
-            if os.getppid() != server_pid:
-                os._exit(70)
-        if env:
-            os.environ.update(env)
-            tempfile.tempdir = env.get("TMPDIR", tempfile.tempdir)
-        header, payload = job(request)
-    except MemoryError:
-        header = {"status": "memory_limit", "error": "ran out of memory (address-space limit)"}
-    except BaseException as exc:  # the job catches its own errors; this is the set-up failing
-        header = {"status": "runtime_error", "error": f"sandbox set-up failed: {exc!r}"}
-    finally:
-        try:
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(BaseException):
-                    stream.flush()
-            write_all(RESULT_FD, json.dumps(header).encode() + b"\n" + payload)
-        except BaseException:
-            pass
-        os._exit(0)
-
-
-def _rlimits(limits: Limits, isolation: Isolation) -> list[tuple[int, int, int]]:
-    """The child's rlimits, computed in the server (the child only calls ``setrlimit``)."""
-    mib = 2**20
-    wanted = [(resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1),
-              (resource.RLIMIT_FSIZE, limits.file_size_mb * mib, None),
-              (resource.RLIMIT_CORE, 0, None)]
-    if limits.memory_mb is not None:
-        wanted.append((resource.RLIMIT_AS, limits.memory_mb * mib, None))
-    if isolation.user is not None and hasattr(resource, "RLIMIT_NPROC"):
-        wanted.append((resource.RLIMIT_NPROC, limits.max_procs, None))  # counts all of the uid
-    result = []
-    for which, soft, hard in wanted:
-        hard = soft if hard is None else hard
-        _, current = resource.getrlimit(which)  # only root could raise the hard limit
-        if current != resource.RLIM_INFINITY:
-            soft, hard = min(soft, current), min(hard, current)
-        result.append((which, soft, hard))
-    return result
-
-
-def _drop_privileges(uid: int, gid: int) -> None:
-    os.setgroups([])
-    if hasattr(os, "setresgid"):
-        os.setresgid(gid, gid, gid)
-        os.setresuid(uid, uid, uid)
-    else:
-        os.setgid(gid)
-        os.setuid(uid)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -609,5 +533,14 @@ def _signal_name(sig: int) -> str:
         return str(sig)
 
 
-__all__ = ["CHILD_STATUSES", "RESULT_FD", "Isolation", "Job", "Limits", "Sandbox",
-           "SandboxError", "SandboxRun", "run_sandboxed"]
+__all__ = [
+    "CHILD_STATUSES",
+    "RESULT_FD",
+    "Isolation",
+    "Job",
+    "Limits",
+    "Sandbox",
+    "SandboxError",
+    "SandboxRun",
+    "run_sandboxed",
+]

@@ -76,8 +76,10 @@ def resolve_user(user: str | int | None) -> tuple[int, int] | None:
     try:
         entry = pwd.getpwnam(user)
     except KeyError:
-        raise ValueError(f"no user named {user!r} on this host; name an existing unprivileged "
-                         "account (e.g. 'nobody') or a numeric uid") from None
+        raise ValueError(
+            f"no user named {user!r} on this host; name an existing unprivileged "
+            "account (e.g. 'nobody') or a numeric uid"
+        ) from None
     return entry.pw_uid, entry.pw_gid
 
 

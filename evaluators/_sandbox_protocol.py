@@ -32,8 +32,10 @@ def to_jsonable(obj: Any) -> Any:
     tolist = getattr(obj, "tolist", None)
     if tolist is not None and type(obj).__module__ == "numpy":
         return tolist()
-    raise TypeError(f"a {type(obj).__name__} cannot be sent as JSON; return numbers, strings, "
-                    "lists, dicts (string keys) or numpy arrays")
+    raise TypeError(
+        f"a {type(obj).__name__} cannot be sent as JSON; return numbers, strings, "
+        "lists, dicts (string keys) or numpy arrays"
+    )
 
 
 def dumps(obj: Any) -> bytes:
@@ -49,7 +51,7 @@ def write_all(fd: int, data: bytes) -> None:
     """Write every byte of ``data`` to a blocking file descriptor."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def write_frame(fd: int, body: bytes) -> None:

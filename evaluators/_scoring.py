@@ -12,8 +12,9 @@ if TYPE_CHECKING:
     from problems import Problem
 
 
-def classify_metrics(problem: Problem, metrics: Mapping[str, Any]
-                     ) -> tuple[Status, str, dict[str, float], dict[str, float]]:
+def classify_metrics(
+    problem: Problem, metrics: Mapping[str, Any]
+) -> tuple[Status, str, dict[str, float], dict[str, float]]:
     """Check what ``evaluate()`` returned against the problem's declarations.
 
     Returns:
@@ -25,17 +26,33 @@ def classify_metrics(problem: Problem, metrics: Mapping[str, Any]
         error = metrics.get("error") or "evaluate() reported correct=False"
         return Status.INCORRECT, str(error), {}, {}
     values: dict[str, dict[str, float]] = {"objective": {}, "descriptor": {}}
-    for kind, names in (("objective", [o.name for o in problem.objectives]),
-                        ("descriptor", [d.name for d in problem.descriptors])):
+    for kind, names in (
+        ("objective", [o.name for o in problem.objectives]),
+        ("descriptor", [d.name for d in problem.descriptors]),
+    ):
         for name in names:
             value = metrics.get(name)
             if name not in metrics:
-                return Status.INCORRECT, (f"evaluate() returned no {kind} {name!r} (it returned "
-                                          f"{sorted(metrics)}); every declared {kind} must be "
-                                          "in the metrics"), {}, {}
-            if isinstance(value, bool) or not isinstance(value, int | float) or \
-                    not math.isfinite(value):
-                return Status.INCORRECT, (f"{kind} {name!r} is {value!r}; expected a finite "
-                                          "number"), {}, {}
+                return (
+                    Status.INCORRECT,
+                    (
+                        f"evaluate() returned no {kind} {name!r} (it returned "
+                        f"{sorted(metrics)}); every declared {kind} must be "
+                        "in the metrics"
+                    ),
+                    {},
+                    {},
+                )
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+            ):
+                return (
+                    Status.INCORRECT,
+                    (f"{kind} {name!r} is {value!r}; expected a finite number"),
+                    {},
+                    {},
+                )
             values[kind][name] = float(value)
     return Status.OK, "", values["objective"], values["descriptor"]

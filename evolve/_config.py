@@ -55,12 +55,18 @@ class RunConfig:
         checks = [
             (self.budget >= 1, "budget", "must be at least 1 evaluation"),
             (self.workers >= 1, "workers", "must be at least 1"),
-            (self.llm_concurrency is None or self.llm_concurrency >= 1, "llm_concurrency",
-             "must be at least 1"),
+            (
+                self.llm_concurrency is None or self.llm_concurrency >= 1,
+                "llm_concurrency",
+                "must be at least 1",
+            ),
             (self.max_wall_s is None or self.max_wall_s > 0, "max_wall_s", "must be positive"),
             (self.max_failed_streak >= 1, "max_failed_streak", "must be at least 1"),
-            ("/" in self.model, "model", "use a litellm model string such as 'offline/mutator' "
-             "or 'openai/gpt-4o-mini'"),
+            (
+                "/" in self.model,
+                "model",
+                "use a litellm model string such as 'offline/mutator' or 'openai/gpt-4o-mini'",
+            ),
         ]
         for ok, name, fix in checks:
             if not ok:
@@ -88,15 +94,19 @@ class RunConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ConfigError(f"{origin}: unknown setting(s) {', '.join(unknown)}; known: "
-                              f"{', '.join(sorted(known))}")
+            raise ConfigError(
+                f"{origin}: unknown setting(s) {', '.join(unknown)}; known: "
+                f"{', '.join(sorted(known))}"
+            )
         islands = data.pop("islands", None) or {}
         if not isinstance(islands, IslandConfig):
             island_known = {f.name for f in dataclasses.fields(IslandConfig)}
             bad = sorted(set(islands) - island_known)
             if bad:
-                raise ConfigError(f"{origin}: unknown [islands] setting(s) {', '.join(bad)}; "
-                                  f"known: {', '.join(sorted(island_known))}")
+                raise ConfigError(
+                    f"{origin}: unknown [islands] setting(s) {', '.join(bad)}; "
+                    f"known: {', '.join(sorted(island_known))}"
+                )
             try:
                 islands = IslandConfig(**islands)
             except (TypeError, ValueError) as exc:

@@ -121,9 +121,14 @@ class Controller:
         self.evaluator, self.islands, self.progress = evaluator, islands, progress
         self.timings = EngineTimings()
         self.snapshot = Snapshot(
-            run_id=run.id, budget=config.budget, evaluations=run.evaluations,
-            attempts=run.attempts, duplicates=run.duplicates, best_score=run.best_score,
-            best_program_id=run.best_program_id, tokens_in=run.tokens_in or 0,
+            run_id=run.id,
+            budget=config.budget,
+            evaluations=run.evaluations,
+            attempts=run.attempts,
+            duplicates=run.duplicates,
+            best_score=run.best_score,
+            best_program_id=run.best_program_id,
+            tokens_in=run.tokens_in or 0,
             tokens_out=run.tokens_out or 0,
             status_counts=Counter(archive.status_counts(run.id)),
         )
@@ -153,8 +158,9 @@ class Controller:
         self.snapshot.session_started = time.monotonic()  # rates exclude start-up
         model_slots = asyncio.Semaphore(self.config.model_slots)
         eval_slots = asyncio.Semaphore(self.config.workers)
-        max_pending = 1 if self.config.reproducible else (
-            self.config.model_slots + 2 * self.config.workers)
+        max_pending = (
+            1 if self.config.reproducible else (self.config.model_slots + 2 * self.config.workers)
+        )
         tasks: set[asyncio.Task[None]] = set()
         stop_waiter = asyncio.create_task(self._stop.wait())
         ending: Ending | None = None
@@ -169,9 +175,11 @@ class Controller:
                     self._reserved += 1
                     tasks.add(asyncio.create_task(self._candidate(seq, model_slots, eval_slots)))
                     continue
-                done, _ = await asyncio.wait(tasks | {stop_waiter},
-                                             timeout=self._wall_remaining(),
-                                             return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    tasks | {stop_waiter},
+                    timeout=self._wall_remaining(),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
                 for task in done - {stop_waiter}:
                     tasks.discard(task)
                     task.result()  # a bug in the engine must surface, not vanish
@@ -190,8 +198,9 @@ class Controller:
     async def _seed(self) -> None:
         source = self.problem.seed_source
         result = await self.evaluator.evaluate(source)
-        seed = self._program(seq=0, source=source, parent=None, island=0, result=result,
-                             edit_kind="seed")
+        seed = self._program(
+            seq=0, source=source, parent=None, island=0, result=result, edit_kind="seed"
+        )
         self._next_seq = max(self._next_seq, 1)
         with self.archive.transaction():
             self.archive.add_program(seed)
@@ -200,9 +209,11 @@ class Controller:
             self._account(seed, evaluated=True)
         if seed.status != Status.OK:
             details = "; ".join(f"{k}: {v[-600:]}" for k, v in result.artifacts.items())
-            raise SeedError(f"the seed program of {self.problem.name} evaluated to "
-                            f"'{seed.status}', not 'ok' ({details or 'no details'}); fix the seed "
-                            f"or the problem's evaluate() in {self.problem.spec_path}")
+            raise SeedError(
+                f"the seed program of {self.problem.name} evaluated to "
+                f"'{seed.status}', not 'ok' ({details or 'no details'}); fix the seed "
+                f"or the problem's evaluate() in {self.problem.spec_path}"
+            )
         self._notify(seed, Outcome())
 
     async def _candidate(
@@ -226,8 +237,11 @@ class Controller:
         async with model_slots:
             try:
                 completion = await _llm.complete(
-                    self.config.model, messages, seed=model_seed,
-                    temperature=self.config.temperature, max_tokens=self.config.max_tokens,
+                    self.config.model,
+                    messages,
+                    seed=model_seed,
+                    temperature=self.config.temperature,
+                    max_tokens=self.config.max_tokens,
                     api_base=self.config.api_base,
                 )
             except _llm.ModelError as exc:
@@ -235,14 +249,21 @@ class Controller:
                 return
         tick = time.perf_counter()
         self.timings.model_s.append(completion.latency_s)
-        common = dict(seq=seq, parent=parent, island=selection.island, model=completion.model,
-                      inspirations=selection.inspirations, edit=completion.text)
+        common = dict(
+            seq=seq,
+            parent=parent,
+            island=selection.island,
+            model=completion.model,
+            inspirations=selection.inspirations,
+            edit=completion.text,
+        )
         try:
             applied = apply_edit(parent.source or "", completion.text)
         except EditError as exc:
             failed = EvalResult(Status.EDIT_ERROR, artifacts={"error": str(exc)})
-            self._commit(self._program(source=None, result=failed, **common),
-                         completion, tick, overhead)
+            self._commit(
+                self._program(source=None, result=failed, **common), completion, tick, overhead
+            )
             return
         child_id = program_id(applied.source)
         if child_id in self._in_flight or self.archive.has_program(self.run.id, child_id):
@@ -251,9 +272,14 @@ class Controller:
         syntax = check_syntax(applied.source)
         if syntax is not None:
             failed = EvalResult(Status.SYNTAX_ERROR, artifacts={"error": syntax})
-            self._commit(self._program(source=applied.source, result=failed,
-                                       edit_kind=applied.kind, **common),
-                         completion, tick, overhead)
+            self._commit(
+                self._program(
+                    source=applied.source, result=failed, edit_kind=applied.kind, **common
+                ),
+                completion,
+                tick,
+                overhead,
+            )
             return
         self._in_flight.add(child_id)
         overhead += time.perf_counter() - tick
@@ -266,22 +292,43 @@ class Controller:
             self.timings.eval_s.append(busy)
             result.timings.setdefault("eval_wall_s", busy)
             tick = time.perf_counter()
-            self._commit(self._program(source=applied.source, result=result,
-                                       edit_kind=applied.kind, **common),
-                         completion, tick, overhead)
+            self._commit(
+                self._program(
+                    source=applied.source, result=result, edit_kind=applied.kind, **common
+                ),
+                completion,
+                tick,
+                overhead,
+            )
         finally:
             self._in_flight.discard(child_id)
 
     def _program(
-        self, *, seq: int, source: str | None, parent: Program | None, island: int,
-        result: EvalResult, edit_kind: str = "diff", edit: str | None = None,
-        model: str | None = None, inspirations: tuple[Program, ...] = (),
+        self,
+        *,
+        seq: int,
+        source: str | None,
+        parent: Program | None,
+        island: int,
+        result: EvalResult,
+        edit_kind: str = "diff",
+        edit: str | None = None,
+        model: str | None = None,
+        inspirations: tuple[Program, ...] = (),
     ) -> Program:
         return Program.from_result(
-            result, self.problem, run_id=self.run.id, seq=seq, source=source,
-            parent_id=parent.id if parent else None, island=island,
-            generation=parent.generation + 1 if parent else 0, edit=edit, edit_kind=edit_kind,
-            inspiration_ids=[p.id for p in inspirations], model=model,
+            result,
+            self.problem,
+            run_id=self.run.id,
+            seq=seq,
+            source=source,
+            parent_id=parent.id if parent else None,
+            island=island,
+            generation=parent.generation + 1 if parent else 0,
+            edit=edit,
+            edit_kind=edit_kind,
+            inspiration_ids=[p.id for p in inspirations],
+            model=model,
         )
 
     # --- commits -----------------------------------------------------------------------------
@@ -309,8 +356,14 @@ class Controller:
 
     def _model_failed(self, seq: int, error: str, latency_s: float) -> None:
         with self.archive.transaction():
-            self.archive.record_llm_call(self.run.id, seq=seq, model=self.config.model,
-                                         latency_s=latency_s, status="error", error=error)
+            self.archive.record_llm_call(
+                self.run.id,
+                seq=seq,
+                model=self.config.model,
+                latency_s=latency_s,
+                status="error",
+                error=error,
+            )
             self._advance(seq)
         self.snapshot.model_errors += 1
         self._failed_streak += 1
@@ -318,16 +371,24 @@ class Controller:
 
     def _record_call(self, seq: int, completion: _llm.Completion, pid: str | None) -> None:
         self.archive.record_llm_call(
-            self.run.id, seq=seq, model=completion.model, latency_s=completion.latency_s,
-            status="ok", program_id=pid, prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd,
+            self.run.id,
+            seq=seq,
+            model=completion.model,
+            latency_s=completion.latency_s,
+            status="ok",
+            program_id=pid,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            cost_usd=completion.cost_usd,
         )
 
     def _token_bumps(self, completion: _llm.Completion | None) -> dict[str, float]:
         if completion is None:
             return {}
-        bumps: dict[str, float] = {"tokens_in": completion.prompt_tokens or 0,
-                                   "tokens_out": completion.completion_tokens or 0}
+        bumps: dict[str, float] = {
+            "tokens_in": completion.prompt_tokens or 0,
+            "tokens_out": completion.completion_tokens or 0,
+        }
         if completion.cost_usd is not None:
             bumps["cost_usd"] = completion.cost_usd
         self.snapshot.tokens_in += int(bumps["tokens_in"])
@@ -339,13 +400,16 @@ class Controller:
     ) -> None:
         """Run counters, best-so-far and the next sequence number: inside the transaction."""
         snap = self.snapshot
-        self.archive.bump_run(self.run.id, evaluations=int(evaluated), attempts=1,
-                              **self._token_bumps(completion))
-        if program.score is not None and (snap.best_score is None
-                                          or program.score > snap.best_score):
+        self.archive.bump_run(
+            self.run.id, evaluations=int(evaluated), attempts=1, **self._token_bumps(completion)
+        )
+        if program.score is not None and (
+            snap.best_score is None or program.score > snap.best_score
+        ):
             snap.best_score, snap.best_program_id = program.score, program.id
-            self.archive.update_run(self.run.id, best_score=program.score,
-                                    best_program_id=program.id)
+            self.archive.update_run(
+                self.run.id, best_score=program.score, best_program_id=program.id
+            )
         if program.score is not None:
             island_best = snap.island_best.get(program.island)
             if island_best is None or program.score > island_best:
@@ -360,8 +424,7 @@ class Controller:
     def _advance(self, seq: int) -> None:
         """Persist where resume starts: after the highest sequence number settled so far."""
         self._resume_seq = max(self._resume_seq, seq + 1)
-        self.archive.update_run(self.run.id, next_seq=self._resume_seq,
-                                elapsed_s=self._elapsed())
+        self.archive.update_run(self.run.id, next_seq=self._resume_seq, elapsed_s=self._elapsed())
 
     def _notify(self, program: Program, outcome: Outcome) -> None:
         pm.hook.program_added(run_id=self.run.id, program=program, added=int(outcome.added))
@@ -387,23 +450,33 @@ class Controller:
         if self.snapshot.evaluations >= self.config.budget:
             return Ending("finished", f"budget of {self.config.budget} evaluations reached")
         if self.config.max_wall_s is not None and self._elapsed() >= self.config.max_wall_s:
-            return Ending("finished", f"wall-time budget of {self.config.max_wall_s:g} s "
-                          "reached", drain=False)
+            return Ending(
+                "finished", f"wall-time budget of {self.config.max_wall_s:g} s reached", drain=False
+            )
         if self._failed_streak >= self.config.max_failed_streak:
-            return Ending("failed", f"the last {self._failed_streak} attempts produced nothing "
-                          "evaluable (model errors, unusable edits, syntax errors or "
-                          "duplicates); check the model and the prompt, then `evoforge "
-                          "resume` the run", drain=False)
+            return Ending(
+                "failed",
+                f"the last {self._failed_streak} attempts produced nothing "
+                "evaluable (model errors, unusable edits, syntax errors or "
+                "duplicates); check the model and the prompt, then `evoforge "
+                "resume` the run",
+                drain=False,
+            )
         return None
 
     def _end(self, status: str, reason: str) -> SessionReport:
         with self.archive.transaction():
-            self.archive.update_run(self.run.id, status=status, stop_reason=reason,
-                                    elapsed_s=self._elapsed())
+            self.archive.update_run(
+                self.run.id, status=status, stop_reason=reason, elapsed_s=self._elapsed()
+            )
             kind = {"finished": "run_finish", "stopped": "run_stop"}.get(status, "run_fail")
             self.archive.record_event(self.run.id, kind, data={"reason": reason})
         pm.hook.run_finished(run_id=self.run.id, status=status, reason=reason)
         self._report()
-        return SessionReport(status, reason, self.snapshot.evaluations,
-                             self.snapshot.best_score, self.snapshot.best_program_id)
-
+        return SessionReport(
+            status,
+            reason,
+            self.snapshot.evaluations,
+            self.snapshot.best_score,
+            self.snapshot.best_program_id,
+        )

@@ -79,12 +79,19 @@ async def complete(
     started = time.perf_counter()
     try:
         response = await litellm.acompletion(
-            model=model, messages=messages, seed=seed, temperature=temperature,
-            max_tokens=max_tokens, api_base=api_base, timeout=timeout_s, num_retries=0,
+            model=model,
+            messages=messages,
+            seed=seed,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            api_base=api_base,
+            timeout=timeout_s,
+            num_retries=0,
         )
     except Exception as exc:  # litellm maps every provider failure to its own exception types
-        raise ModelError(f"{model}: {type(exc).__name__}: {str(exc)[:500]}",
-                         time.perf_counter() - started) from exc
+        raise ModelError(
+            f"{model}: {type(exc).__name__}: {str(exc)[:500]}", time.perf_counter() - started
+        ) from exc
     latency = time.perf_counter() - started
     text = response.choices[0].message.content or ""
     usage = getattr(response, "usage", None)

@@ -12,7 +12,6 @@ definition, or the differing numbers of a structurally identical one, from an in
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,8 +20,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evolve._edits import is_format_line
-from evolve._syntax import parser
-from problems._blocks import BlockError, find_blocks
+from evolve._offline_crossover import crossover_candidates
+from evolve._offline_tree import COMPARISONS, SWAPS, Change, Mutation, Program, in_range_call
+from problems._blocks import BlockError
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -50,29 +50,6 @@ NOTHING_TO_CHANGE = (
 
 _BLOCK_COUNTS, _BLOCK_PROBS = (1, 2, 3), (0.6, 0.28, 0.12)
 _ATTEMPTS_PER_BLOCK = 8
-_SWAPS = {
-    "+": "-",
-    "-": "+",
-    "*": "/",
-    "/": "*",
-    "and": "or",
-    "or": "and",
-    "+=": "-=",
-    "-=": "+=",
-    "*=": "/=",
-    "/=": "*=",
-}
-_COMPARISONS = {
-    "<": ("<=", ">"),
-    "<=": ("<", ">="),
-    ">": (">=", "<"),
-    ">=": (">", "<="),
-    "==": ("!=",),
-    "!=": ("==",),
-}
-_ITEMS = frozenset(
-    {"function_definition", "class_definition", "decorated_definition", "expression_statement"}
-)
 _NO_DELETE = frozenset(
     {
         "return_statement",
@@ -82,183 +59,6 @@ _NO_DELETE = frozenset(
         "pass_statement",
     }
 )
-
-
-@dataclass(frozen=True)
-class _Change:
-    start: int  # byte offsets in the parent
-    end: int
-    new: bytes
-
-
-@dataclass(frozen=True)
-class _Mutation:
-    changes: tuple[_Change, ...]
-    note: str
-
-
-class _Program:
-    """A parsed program: bytes, tree, line starts, editable regions in bytes, and its sites."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.data = text.encode("utf-8", "surrogatepass")
-        self.regions = [
-            (_nbytes(text[: b.start]), _nbytes(text[: b.end])) for b in find_blocks(text)
-        ]
-        self.tree = parser().parse(self.data)
-        self.line_starts = [0]
-        pos = self.data.find(b"\n")
-        while pos >= 0:
-            self.line_starts.append(pos + 1)
-            pos = self.data.find(b"\n", pos + 1)
-        self.numbers: list[tuple[tree_sitter.Node, float]] = []  # (node, weight)
-        self.operators: list[tree_sitter.Node] = []  # tokens to swap (or min/max names)
-        self.comparisons: list[tree_sitter.Node] = []
-        self.blocks: list[list[tree_sitter.Node]] = []  # whole-line statements per suite
-        self.items: dict[tuple[str, ...], tree_sitter.Node | None] = {}  # None: ambiguous
-        self._collect()
-
-    # -- geometry --
-
-    def row(self, offset: int) -> int:
-        return bisect.bisect_right(self.line_starts, offset) - 1
-
-    def line_start(self, row: int) -> int:
-        return self.line_starts[row] if row < len(self.line_starts) else len(self.data)
-
-    def region_rows(self, offset: int) -> tuple[int, int] | None:
-        """First and last content rows of the region holding ``offset``."""
-        for start, end in self.regions:
-            if start <= offset < end:
-                return self.row(start), self.row(end) - 1
-        return None
-
-    def whole_lines(self, node: tree_sitter.Node) -> bool:
-        """Whether ``node`` alone fills its lines (a trailing comment is allowed)."""
-        before = self.data[self.line_start(node.start_point.row) : node.start_byte]
-        after = self.data[node.end_byte : self.line_start(node.end_point.row + 1)].strip()
-        return not before.strip() and (not after or after.startswith(b"#"))
-
-    def lines_of(self, node: tree_sitter.Node) -> tuple[int, int]:
-        """Byte span of the whole lines holding ``node``, newline included."""
-        return self.line_start(node.start_point.row), self.line_start(node.end_point.row + 1)
-
-    def _inside(self, node: tree_sitter.Node) -> bool:
-        return any(s <= node.start_byte and node.end_byte <= e for s, e in self.regions)
-
-    def _overlaps(self, node: tree_sitter.Node) -> bool:
-        return any(node.start_byte < e and node.end_byte > s for s, e in self.regions)
-
-    # -- site collection --
-
-    def _collect(self) -> None:
-        stack = [self.tree.root_node]
-        while stack:
-            node = stack.pop()
-            if node.is_error or node.is_missing or not self._overlaps(node):
-                continue
-            if self._inside(node):
-                self._visit(node)
-            stack.extend(reversed(node.children))
-
-    def _visit(self, node: tree_sitter.Node) -> None:
-        kind = node.type
-        if kind in ("integer", "float"):
-            if _literal_value(node) is not None:
-                self.numbers.append((node, 0.05 if _index_like(node) else 1.0))
-        elif kind in ("binary_operator", "boolean_operator", "augmented_assignment"):
-            op = node.child_by_field_name("operator")
-            if op is not None and op.type in _SWAPS:
-                self.operators.append(op)
-        elif kind == "comparison_operator":
-            self.comparisons += [c for c in node.children if c.type in _COMPARISONS]
-        elif kind == "call":
-            fn = node.child_by_field_name("function")
-            if fn is not None and fn.type == "identifier" and fn.text in (b"min", b"max"):
-                self.operators.append(fn)
-        elif kind == "block":
-            statements = [c for c in node.named_children if c.type != "comment"]
-            if statements and all(self.whole_lines(s) for s in statements):
-                self.blocks.append(statements)
-        if kind in _ITEMS and node.parent is not None and node.parent.type in ("module", "block"):
-            key = _item_key(node)
-            if key is not None and self.whole_lines(node):
-                self.items[key] = None if key in self.items else node
-
-
-def _nbytes(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
-def _literal_value(node: tree_sitter.Node) -> float | None:
-    """The value of a plain decimal literal (no hex, no underscores, not imaginary)."""
-    text = node.text.decode("ascii", "replace")
-    if node.type == "integer":
-        return float(int(text)) if text.isdigit() else None
-    if "_" in text or text[-1:] in "jJ":
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
-def _index_like(node: tree_sitter.Node) -> bool:
-    """0 or 1 used as an index, a slice bound or an axis: mostly left alone."""
-    if node.type != "integer" or node.text not in (b"0", b"1"):
-        return False
-    parent = node.parent
-    if parent is None:
-        return False
-    if parent.type == "slice":
-        return True
-    if parent.type == "subscript":
-        prev = node.prev_sibling
-        return prev is not None and prev.type in ("[", ",")
-    if parent.type == "keyword_argument":
-        name = parent.child_by_field_name("name")
-        return name is not None and name.text in (b"axis", b"dim")
-    return False
-
-
-def _in_range_call(node: tree_sitter.Node) -> bool:
-    args = node.parent
-    call = args.parent if args is not None else None
-    if args is None or call is None or args.type != "argument_list" or call.type != "call":
-        return False
-    fn = call.child_by_field_name("function")
-    return fn is not None and fn.text == b"range"
-
-
-def _name(node: tree_sitter.Node) -> str | None:
-    if node.type == "decorated_definition":
-        node = node.child_by_field_name("definition") or node
-    if node.type in ("function_definition", "class_definition"):
-        name = node.child_by_field_name("name")
-        return name.text.decode() if name is not None else None
-    if node.type == "expression_statement" and node.named_child_count == 1:
-        assignment = node.named_children[0]
-        if assignment.type == "assignment":
-            left = assignment.child_by_field_name("left")
-            if left is not None and left.type == "identifier":
-                return left.text.decode() + "="
-    return None
-
-
-def _item_key(node: tree_sitter.Node) -> tuple[str, ...] | None:
-    """Names of the enclosing definitions and the item itself: its identity across programs."""
-    own = _name(node)
-    if own is None:
-        return None
-    path = [own]
-    parent = node.parent
-    while parent is not None:
-        if parent.type in ("function_definition", "class_definition"):
-            path.append(_name(parent) or "?")
-        parent = parent.parent
-    return tuple(reversed(path))
 
 
 # --- operators -------------------------------------------------------------------------------
@@ -301,65 +101,63 @@ def _perturb_float(value: float, rng: np.random.Generator) -> float:
     return value * factor
 
 
-def _constant(prog: _Program, rng: np.random.Generator) -> _Mutation | None:
+def _constant(prog: Program, rng: np.random.Generator) -> Mutation | None:
     weights = np.array([w for _, w in prog.numbers])
     node = prog.numbers[int(rng.choice(len(weights), p=weights / weights.sum()))][0]
     text = node.text.decode()
     if node.type == "integer":
         value = int(text)
-        new_text = str(_perturb_int(value, 1 if value >= 1 and _in_range_call(node) else 0, rng))
+        new_text = str(_perturb_int(value, 1 if value >= 1 and in_range_call(node) else 0, rng))
     else:
         new = _perturb_float(float(text), rng)
         new_text = _format_float(new, text) if math.isfinite(new) else None
         if new_text is None:
             return None
-    return _Mutation(
-        (_Change(node.start_byte, node.end_byte, new_text.encode()),),
+    return Mutation(
+        (Change(node.start_byte, node.end_byte, new_text.encode()),),
         f"{text} -> {new_text} (line {node.start_point.row + 1})",
     )
 
 
-def _swap(node: tree_sitter.Node, new: str) -> _Mutation:
+def _swap(node: tree_sitter.Node, new: str) -> Mutation:
     old = node.text.decode()
-    return _Mutation(
-        (_Change(node.start_byte, node.end_byte, new.encode()),),
+    return Mutation(
+        (Change(node.start_byte, node.end_byte, new.encode()),),
         f"'{old}' -> '{new}' (line {node.start_point.row + 1})",
     )
 
 
-def _operator(prog: _Program, rng: np.random.Generator) -> _Mutation | None:
+def _operator(prog: Program, rng: np.random.Generator) -> Mutation | None:
     node = prog.operators[int(rng.integers(len(prog.operators)))]
     text = node.text.decode()
-    new = {"min": "max", "max": "min"}.get(text) or _SWAPS[text]
+    new = {"min": "max", "max": "min"}.get(text) or SWAPS[text]
     return _swap(node, new)
 
 
-def _comparison(prog: _Program, rng: np.random.Generator) -> _Mutation | None:
+def _comparison(prog: Program, rng: np.random.Generator) -> Mutation | None:
     node = prog.comparisons[int(rng.integers(len(prog.comparisons)))]
-    options = _COMPARISONS[node.type]
+    options = COMPARISONS[node.type]
     return _swap(node, options[int(rng.integers(len(options)))])
 
 
-def _pick_statement(prog: _Program, rng: np.random.Generator, ok) -> tuple[list, int] | None:
+def _pick_statement(prog: Program, rng: np.random.Generator, ok) -> tuple[list, int] | None:
     choices = [(b, i) for b in prog.blocks for i, s in enumerate(b) if ok(b, i, s)]
     if not choices:
         return None
     return choices[int(rng.integers(len(choices)))]
 
 
-def _duplicate(prog: _Program, rng: np.random.Generator) -> _Mutation | None:
+def _duplicate(prog: Program, rng: np.random.Generator) -> Mutation | None:
     picked = _pick_statement(prog, rng, lambda b, i, s: s.type == "expression_statement")
     if picked is None:
         return None
     stmt = picked[0][picked[1]]
     start, end = prog.lines_of(stmt)
     lines = prog.data[start:end]
-    return _Mutation(
-        (_Change(start, end, lines + lines),), f"repeat line {stmt.start_point.row + 1}"
-    )
+    return Mutation((Change(start, end, lines + lines),), f"repeat line {stmt.start_point.row + 1}")
 
 
-def _delete(prog: _Program, rng: np.random.Generator) -> _Mutation | None:
+def _delete(prog: Program, rng: np.random.Generator) -> Mutation | None:
     picked = _pick_statement(prog, rng, lambda b, i, s: s.type not in _NO_DELETE)
     if picked is None:
         return None
@@ -370,10 +168,10 @@ def _delete(prog: _Program, rng: np.random.Generator) -> _Mutation | None:
     if len(block) == 1:  # never leave an empty suite
         line = prog.data[start:end]
         replacement = line[: len(line) - len(line.lstrip())] + b"pass\n"
-    return _Mutation((_Change(start, end, replacement),), f"drop line {stmt.start_point.row + 1}")
+    return Mutation((Change(start, end, replacement),), f"drop line {stmt.start_point.row + 1}")
 
 
-def _reorder(prog: _Program, rng: np.random.Generator) -> _Mutation | None:
+def _reorder(prog: Program, rng: np.random.Generator) -> Mutation | None:
     picked = _pick_statement(prog, rng, lambda b, i, s: i + 1 < len(b) and s.text != b[i + 1].text)
     if picked is None:
         return None
@@ -382,82 +180,10 @@ def _reorder(prog: _Program, rng: np.random.Generator) -> _Mutation | None:
     second_start, second_end = prog.lines_of(block[i + 1])
     data = prog.data
     new = data[second_start:second_end] + data[first_end:second_start] + data[first_start:first_end]
-    return _Mutation(
-        (_Change(first_start, second_end, new),),
+    return Mutation(
+        (Change(first_start, second_end, new),),
         f"swap lines {block[i].start_point.row + 1} and {block[i + 1].start_point.row + 1}",
     )
-
-
-def _numbers_in(node: tree_sitter.Node) -> list[tree_sitter.Node]:
-    found, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        if n.type in ("integer", "float"):
-            found.append(n)
-        else:
-            stack.extend(reversed(n.children))
-    return found
-
-
-def _skeleton(data: bytes, node: tree_sitter.Node, numbers: list) -> bytes:
-    parts, prev = [], node.start_byte
-    for n in numbers:
-        parts += [data[prev : n.start_byte], b"\0"]
-        prev = n.end_byte
-    parts.append(data[prev : node.end_byte])
-    return b"".join(parts)
-
-
-def _reindent(lines: bytes, old: bytes, new: bytes) -> bytes | None:
-    if old == new:
-        return lines
-    out = []
-    for line in lines.splitlines(keepends=True):
-        if not line.strip():
-            out.append(line)
-        elif line.startswith(old):
-            out.append(new + line[len(old) :])
-        else:
-            return None
-    return b"".join(out)
-
-
-def _crossover_candidates(prog: _Program, others: list[_Program]) -> list[_Mutation]:
-    out: list[_Mutation] = []
-    for number, other in enumerate(others, start=1):
-        for key, mine in prog.items.items():
-            theirs = other.items.get(key)
-            if mine is None or theirs is None or mine.text == theirs.text:
-                continue
-            label = ".".join(key).rstrip("=")
-            mine_nums, their_nums = _numbers_in(mine), _numbers_in(theirs)
-            if len(mine_nums) == len(their_nums) and _skeleton(
-                prog.data, mine, mine_nums
-            ) == _skeleton(other.data, theirs, their_nums):
-                changes = tuple(
-                    _Change(a.start_byte, a.end_byte, b.text)
-                    for a, b in zip(mine_nums, their_nums, strict=True)
-                    if a.text != b.text
-                )
-                if changes:
-                    out.append(
-                        _Mutation(
-                            changes, f"take the constants of {label} from inspiration {number}"
-                        )
-                    )
-                continue
-            start, end = prog.lines_of(mine)
-            o_start, o_end = other.lines_of(theirs)
-            indent = prog.data[start : mine.start_byte]
-            their_indent = other.data[o_start : theirs.start_byte]
-            new = _reindent(other.data[o_start:o_end], their_indent, indent)
-            if new is not None and new != prog.data[start:end]:
-                out.append(
-                    _Mutation(
-                        (_Change(start, end, new),), f"take {label} from inspiration {number}"
-                    )
-                )
-    return out
 
 
 # --- answer assembly -------------------------------------------------------------------------
@@ -472,7 +198,7 @@ class _Hunk:
     note: str
 
 
-def _hunk(prog: _Program, mutation: _Mutation) -> _Hunk | None:
+def _hunk(prog: Program, mutation: Mutation) -> _Hunk | None:
     """Whole-line SEARCH/REPLACE for a mutation, grown until its SEARCH text is unique."""
     start = min(c.start for c in mutation.changes)
     end = max(c.end for c in mutation.changes)
@@ -565,16 +291,16 @@ def mutate(
     """
     weights = DEFAULT_WEIGHTS if weights is None else weights
     try:
-        prog = _Program(parent)
+        prog = Program(parent)
     except BlockError as exc:
         return f"I cannot propose an edit: {exc}."
     others = []
     for text in inspirations:
         try:
-            others.append(_Program(text))
+            others.append(Program(text))
         except BlockError:
             continue  # an inspiration without regions offers nothing to copy
-    crossovers = _crossover_candidates(prog, others) if others else []
+    crossovers = crossover_candidates(prog, others) if others else []
     names = [n for n, (ok, _) in _OPERATORS.items() if ok(prog) and weights.get(n, 0) > 0]
     if crossovers and weights.get("crossover", 0) > 0:
         names.append("crossover")

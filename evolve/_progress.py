@@ -51,11 +51,14 @@ def render(s: Snapshot) -> Group:
         statuses += f" duplicates={s.duplicates}"
     if s.model_errors:
         statuses += f" model_errors={s.model_errors}"
-    islands = " ".join(f"{i}:{'—' if b is None else f'{b:.6g}'}"
-                       for i, b in sorted(s.island_best.items()))
+    islands = " ".join(
+        f"{i}:{'—' if b is None else f'{b:.6g}'}" for i, b in sorted(s.island_best.items())
+    )
     lines = [
-        Text.from_markup(f"[bold]{s.run_id}[/]  evaluations {s.evaluations}/{s.budget}  "
-                         f"{s.evals_per_s:.1f} eval/s  best [bold green]{best}[/]"),
+        Text.from_markup(
+            f"[bold]{s.run_id}[/]  evaluations {s.evaluations}/{s.budget}  "
+            f"{s.evals_per_s:.1f} eval/s  best [bold green]{best}[/]"
+        ),
         Text(f"  {statuses}  tokens in/out {s.tokens_in}/{s.tokens_out}", style="dim"),
     ]
     if islands:

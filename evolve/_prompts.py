@@ -47,25 +47,41 @@ def build_messages(
     parts = [f"# Problem: {problem.name}"]
     if problem.description:
         parts.append(problem.description)
-    parts += [f"Objectives: {objectives}.", "", CURRENT_PROGRAM_HEADING, _describe(parent),
-              _fenced(parent.source or "")]
+    parts += [
+        f"Objectives: {objectives}.",
+        "",
+        CURRENT_PROGRAM_HEADING,
+        _describe(parent),
+        _fenced(parent.source or ""),
+    ]
     feedback = _feedback(parent)
     if feedback:
         parts += ["Feedback from its evaluation:", feedback]
     for number, other in enumerate(inspirations, start=1):
-        parts += ["", f"{INSPIRATION_HEADING} {number}", _describe(other),
-                  _fenced(other.source or "")]
-    parts += ["", "## Task",
-              f"Improve the primary objective ({problem.primary.name}) of the current program.",
-              ANSWER_FORMAT]
-    return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": "\n".join(parts)}]
+        parts += [
+            "",
+            f"{INSPIRATION_HEADING} {number}",
+            _describe(other),
+            _fenced(other.source or ""),
+        ]
+    parts += [
+        "",
+        "## Task",
+        f"Improve the primary objective ({problem.primary.name}) of the current program.",
+        ANSWER_FORMAT,
+    ]
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": "\n".join(parts)},
+    ]
 
 
 def _describe(program: Program) -> str:
     metrics = {k: v for k, v in program.metrics.items() if isinstance(v, (int, float, str, bool))}
-    return (f"status: {program.status}; score: {program.score}; "
-            f"metrics: {json.dumps(metrics, default=str)[:500]}")
+    return (
+        f"status: {program.status}; score: {program.score}; "
+        f"metrics: {json.dumps(metrics, default=str)[:500]}"
+    )
 
 
 def _feedback(program: Program) -> str:

@@ -23,8 +23,10 @@ def resolve_problem(ref: str) -> Problem:
     registered = problems()
     if ref in registered:
         return load_problem(registered[ref])
-    raise ConfigError(f"no problem {ref!r}: not a path and not a registered problem name "
-                      f"(registered: {', '.join(sorted(registered)) or 'none'})")
+    raise ConfigError(
+        f"no problem {ref!r}: not a path and not a registered problem name "
+        f"(registered: {', '.join(sorted(registered)) or 'none'})"
+    )
 
 
 async def start_run(
@@ -34,12 +36,14 @@ async def start_run(
     strategy = resolve_strategy(config.islands.selection, selection_strategies())
     with Archive(db) as archive:
         run = archive.create_run(problem, config=config.to_dict(), seed=config.seed)
-        return run, await _session(archive, run, problem, config, strategy, "run_start",
-                                   progress)
+        return run, await _session(archive, run, problem, config, strategy, "run_start", progress)
 
 
 async def resume_run(
-    run_id: str | None, db: Path, *, budget: int | None = None,
+    run_id: str | None,
+    db: Path,
+    *,
+    budget: int | None = None,
     progress: Progress | None = None,
 ) -> tuple[RunInfo, SessionReport]:
     """Continue a run from the archive; ``budget`` raises its evaluation budget."""
@@ -52,17 +56,23 @@ async def resume_run(
             config = replace(config, budget=budget)
             archive.update_run(run.id, config=config.to_dict())
         if run.evaluations >= config.budget:
-            raise ConfigError(f"run {run.id} already spent its budget of {config.budget} "
-                              "evaluations; pass --budget N with a larger N to continue it")
+            raise ConfigError(
+                f"run {run.id} already spent its budget of {config.budget} "
+                "evaluations; pass --budget N with a larger N to continue it"
+            )
         problem = load_problem(run.problem_path)
         strategy = resolve_strategy(config.islands.selection, selection_strategies())
-        return run, await _session(archive, run, problem, config, strategy, "run_resume",
-                                   progress)
+        return run, await _session(archive, run, problem, config, strategy, "run_resume", progress)
 
 
 async def _session(
-    archive: Archive, run: RunInfo, problem: Problem, config: RunConfig, strategy,
-    event: str, progress: Progress | None,
+    archive: Archive,
+    run: RunInfo,
+    problem: Problem,
+    config: RunConfig,
+    strategy,
+    event: str,
+    progress: Progress | None,
 ) -> SessionReport:
     cls = evaluator_class(problem.evaluator)
     availability = cls.availability()
@@ -73,23 +83,27 @@ async def _session(
             # The previous session never recorded an end: it was killed.
             archive.record_event(run.id, "unclean_stop", data={"previous_status": run.status})
         archive.update_run(run.id, status="running", stop_reason=None)
-        archive.record_event(run.id, event, data={"budget": config.budget,
-                                                  "evaluations": run.evaluations})
+        archive.record_event(
+            run.id, event, data={"budget": config.budget, "evaluations": run.evaluations}
+        )
     islands = Islands(archive, run.id, config.islands, strategy)
     async with cls(problem, workers=config.workers) as evaluator:
-        controller = Controller(archive, archive.run(run.id), problem, config, evaluator,
-                                islands, progress=progress)
+        controller = Controller(
+            archive, archive.run(run.id), problem, config, evaluator, islands, progress=progress
+        )
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, controller.request_stop,
-                                    f"stopped by {signal.Signals(signum).name}")
+            loop.add_signal_handler(
+                signum, controller.request_stop, f"stopped by {signal.Signals(signum).name}"
+            )
         try:
             return await controller.run_session()
         except BaseException as exc:
             if not isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)):
                 with archive.transaction():
-                    archive.update_run(run.id, status="failed",
-                                       stop_reason=f"{type(exc).__name__}: {exc}"[:1000])
+                    archive.update_run(
+                        run.id, status="failed", stop_reason=f"{type(exc).__name__}: {exc}"[:1000]
+                    )
                     archive.record_event(run.id, "run_fail", data={"error": str(exc)[:1000]})
             raise
         finally:

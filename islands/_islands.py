@@ -99,15 +99,14 @@ class Islands:
         elites = self.archive.elites(self.run_id, island)
         if not elites:
             raise RuntimeError(f"island {island} is empty; seed the run before selecting")
-        index = self._strategy(
-            [e.score for e in elites], rng, **self.config.selection_options
-        )
+        index = self._strategy([e.score for e in elites], rng, **self.config.selection_options)
         parent = elites[index]
         others = [e for e in elites if e.program_id != parent.program_id]
         chosen: list[Elite] = []
         if others and self.config.inspirations:
-            picks = rng.choice(len(others), size=min(len(others), self.config.inspirations),
-                               replace=False)
+            picks = rng.choice(
+                len(others), size=min(len(others), self.config.inspirations), replace=False
+            )
             chosen = [others[int(i)] for i in picks]
         best = self._best(GLOBAL)
         ids = {parent.program_id, *(e.program_id for e in chosen)}
@@ -147,14 +146,20 @@ class Islands:
         else:
             since_improvement += 1
         self.archive.set_island_state(
-            self.run_id, island, accepted_since_migration=accepted,
-            evals_since_improvement=since_improvement, best_score=best,
+            self.run_id,
+            island,
+            accepted_since_migration=accepted,
+            evals_since_improvement=since_improvement,
+            best_score=best,
         )
         events = []
         if self.config.count > 1 and accepted >= self.config.migration_interval:
             events.append(self._migrate(island, program.seq))
-        if (self.config.count > 1 and self.config.stagnation
-                and since_improvement >= self.config.stagnation):
+        if (
+            self.config.count > 1
+            and self.config.stagnation
+            and since_improvement >= self.config.stagnation
+        ):
             reset = self._reset(island, program.seq)
             if reset is not None:
                 events.append(reset)
@@ -177,10 +182,15 @@ class Islands:
         if accepted:
             self._note_improvement(target, max(e.score for e in migrants))
         state = self.archive.island_state(self.run_id, source)
-        self.archive.set_island_state(self.run_id, source, accepted_since_migration=0,
-                                      migrations=state.migrations + 1)
-        data = {"from": source, "to": target, "sent": [e.program_id for e in migrants],
-                "accepted": accepted}
+        self.archive.set_island_state(
+            self.run_id, source, accepted_since_migration=0, migrations=state.migrations + 1
+        )
+        data = {
+            "from": source,
+            "to": target,
+            "sent": [e.program_id for e in migrants],
+            "accepted": accepted,
+        }
         self.archive.record_event(self.run_id, "migration", island=target, seq=seq, data=data)
         return ("migration", target, data)
 
@@ -191,18 +201,22 @@ class Islands:
         ahead. Returns None when there is nothing better to reseed from.
         """
         bests = {i: self._best(i) for i in range(self.config.count)}
-        leader = max((i for i in bests if bests[i] is not None),
-                     key=lambda i: (bests[i].score, -i))
+        leader = max((i for i in bests if bests[i] is not None), key=lambda i: (bests[i].score, -i))
         if leader == island:
             return None
         donor = bests[leader]
         self.archive.clear_island(self.run_id, island)
-        self.archive.offer(self.run_id, island, self.archive.get_program(self.run_id,
-                                                                         donor.program_id))
+        self.archive.offer(
+            self.run_id, island, self.archive.get_program(self.run_id, donor.program_id)
+        )
         state = self.archive.island_state(self.run_id, island)
         self.archive.set_island_state(
-            self.run_id, island, accepted_since_migration=0, evals_since_improvement=0,
-            best_score=donor.score, resets=state.resets + 1,
+            self.run_id,
+            island,
+            accepted_since_migration=0,
+            evals_since_improvement=0,
+            best_score=donor.score,
+            resets=state.resets + 1,
         )
         data = {"donor_island": leader, "donor": donor.program_id, "score": donor.score}
         self.archive.record_event(self.run_id, "reset", island=island, seq=seq, data=data)
@@ -211,14 +225,14 @@ class Islands:
     def _note_improvement(self, island: int, score: float) -> None:
         state = self.archive.island_state(self.run_id, island)
         if state.best_score is None or score > state.best_score:
-            self.archive.set_island_state(self.run_id, island, best_score=score,
-                                          evals_since_improvement=0)
+            self.archive.set_island_state(
+                self.run_id, island, best_score=score, evals_since_improvement=0
+            )
 
 
 def resolve_strategy(name: str, strategies: dict[str, Strategy]) -> Strategy:
     if name not in strategies:
-        raise ValueError(f"unknown selection strategy {name!r}; choose one of "
-                         f"{', '.join(sorted(strategies))}")
+        raise ValueError(
+            f"unknown selection strategy {name!r}; choose one of {', '.join(sorted(strategies))}"
+        )
     return strategies[name]
-
-

@@ -57,8 +57,10 @@ def load_plugins() -> pluggy.PluginManager:
     else:
         for name in filter(None, (part.strip() for part in allowed.split(","))):
             if not pm.load_setuptools_entrypoints(PROJECT, name=name):
-                raise PluginError(f"{PLUGINS_ENV} names {name!r}, but no installed package "
-                                  f"provides an {PROJECT!r} entry point of that name")
+                raise PluginError(
+                    f"{PLUGINS_ENV} names {name!r}, but no installed package "
+                    f"provides an {PROJECT!r} entry point of that name"
+                )
     pm.check_pending()
     if os.environ.get(TRACE_ENV):
         pm.trace.root.setwriter(sys.stderr.write)
@@ -71,8 +73,10 @@ def _collect(hook: Callable[..., Any], kind: str) -> dict[str, Any]:
 
     def register(name: str, value: Any) -> None:
         if name in found and found[name] != value:
-            raise PluginError(f"two plugins register the {kind} {name!r}; unregister one of them "
-                              f"(set {PLUGINS_ENV} to the plugins you want)")
+            raise PluginError(
+                f"two plugins register the {kind} {name!r}; unregister one of them "
+                f"(set {PLUGINS_ENV} to the plugins you want)"
+            )
         found[name] = value
 
     hook(register=register)
@@ -96,8 +100,10 @@ def evaluators() -> dict[str, type[Evaluator]]:
 def evaluator_class(name: str) -> type[Evaluator]:
     found = evaluators()
     if name not in found:
-        raise PluginError(f"no evaluator {name!r}; installed: {', '.join(sorted(found))}. "
-                          "Install the plugin that provides it or fix the problem's `evaluator`")
+        raise PluginError(
+            f"no evaluator {name!r}; installed: {', '.join(sorted(found))}. "
+            "Install the plugin that provides it or fix the problem's `evaluator`"
+        )
     return found[name]
 
 

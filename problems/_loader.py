@@ -57,8 +57,12 @@ def spec_file(path: Path) -> Path:
     if path.is_dir():
         candidate = path / SPEC_FILENAME
         if not candidate.is_file():
-            raise ProblemSpecError(path, SPEC_FILENAME, f"folder has no {SPEC_FILENAME}; create "
-                                   "one declaring name, objectives and evaluate()")
+            raise ProblemSpecError(
+                path,
+                SPEC_FILENAME,
+                f"folder has no {SPEC_FILENAME}; create "
+                "one declaring name, objectives and evaluate()",
+            )
         return candidate
     if path.suffix != ".py" or not path.is_file():
         raise ProblemSpecError(path, "path", "expected a problem folder or a .py spec file")
@@ -96,8 +100,11 @@ def load_problem(path: Path | str) -> Problem:
         if field not in fields:
             raise ProblemSpecError(path, field, f"missing; {fix}")
         if not isinstance(fields[field], kind):
-            raise ProblemSpecError(path, field, f"expected {_kind_name(kind)}, found "
-                                   f"{type(fields[field]).__name__}; {fix}")
+            raise ProblemSpecError(
+                path,
+                field,
+                f"expected {_kind_name(kind)}, found {type(fields[field]).__name__}; {fix}",
+            )
         return fields[field]
 
     def optional(field: str, kind: type | tuple[type, ...], fix: str) -> Any:
@@ -105,15 +112,22 @@ def load_problem(path: Path | str) -> Problem:
 
     name = need("name", str, 'add name = "my_problem"')
     if not name.isidentifier():
-        raise ProblemSpecError(path, "name", f"{name!r} is not a valid identifier; use letters, "
-                               "digits and underscores")
+        raise ProblemSpecError(
+            path, "name", f"{name!r} is not a valid identifier; use letters, digits and underscores"
+        )
     if not callable(fields.get("evaluate")):
-        raise ProblemSpecError(path, "evaluate", "missing; define `def evaluate(output) -> dict` "
-                               "that scores what the candidate's entry function returned")
-    objectives = _objectives(path, need("objectives", Mapping,
-                                        'add objectives = {"score": "maximize"}'))
-    descriptors = _descriptors(path, optional("descriptors", Mapping,
-                                              'use descriptors = {"size": (0.0, 1.0, 10)}') or {})
+        raise ProblemSpecError(
+            path,
+            "evaluate",
+            "missing; define `def evaluate(output) -> dict` "
+            "that scores what the candidate's entry function returned",
+        )
+    objectives = _objectives(
+        path, need("objectives", Mapping, 'add objectives = {"score": "maximize"}')
+    )
+    descriptors = _descriptors(
+        path, optional("descriptors", Mapping, 'use descriptors = {"size": (0.0, 1.0, 10)}') or {}
+    )
     timeout_s = optional("timeout_s", (int, float), "use a number of seconds, e.g. timeout_s = 30")
     memory_mb = optional("memory_mb", int, "use whole megabytes, e.g. memory_mb = 2048")
     if not (timeout_s > 0 and memory_mb > 0):
@@ -138,15 +152,19 @@ def load_problem(path: Path | str) -> Problem:
 
 def _objectives(path: Path, declared: Mapping) -> tuple[Objective, ...]:
     if not declared:
-        raise ProblemSpecError(path, "objectives", 'is empty; declare at least one, e.g. '
-                               '{"score": "maximize"}')
+        raise ProblemSpecError(
+            path, "objectives", 'is empty; declare at least one, e.g. {"score": "maximize"}'
+        )
     result = []
     for name, direction in declared.items():
         try:
             result.append(Objective(str(name), Direction(str(direction).lower())))
         except ValueError:
-            raise ProblemSpecError(path, "objectives", f"{name!r} has direction {direction!r}; "
-                                   'use "maximize" or "minimize"') from None
+            raise ProblemSpecError(
+                path,
+                "objectives",
+                f'{name!r} has direction {direction!r}; use "maximize" or "minimize"',
+            ) from None
     return tuple(result)
 
 
@@ -175,8 +193,12 @@ def _seed(path: Path, fields: dict[str, Any]) -> str:
     else:
         seed_path = path.parent / fields.get("seed_file", "seed.py")
         if not seed_path.is_file():
-            raise ProblemSpecError(path, "seed_file", f"{seed_path} does not exist; add the seed "
-                                   'program there or set seed_file = "your_seed.py"')
+            raise ProblemSpecError(
+                path,
+                "seed_file",
+                f"{seed_path} does not exist; add the seed "
+                'program there or set seed_file = "your_seed.py"',
+            )
         source, origin = seed_path.read_text(), str(seed_path)
     try:
         find_blocks(source, origin=origin)

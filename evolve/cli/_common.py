@@ -13,8 +13,11 @@ DB_ENV = "EVOFORGE_DB"
 
 def db_option(func):
     return click.option(
-        "--db", "db", type=click.Path(dir_okay=False, path_type=Path),
-        default=lambda: os.environ.get(DB_ENV, DEFAULT_DB), show_default=DEFAULT_DB,
+        "--db",
+        "db",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=lambda: os.environ.get(DB_ENV, DEFAULT_DB),
+        show_default=DEFAULT_DB,
         help=f"SQLite archive file (env {DB_ENV}).",
     )(func)
 
@@ -49,6 +52,8 @@ def main_group() -> type[click.Group]:
 
 def require_db(db: Path) -> Path:
     if not db.exists():
-        raise click.ClickException(f"no archive at {db}; start a run with `evoforge run` or "
-                                   f"pass --db PATH (or set {DB_ENV})")
+        raise click.ClickException(
+            f"no archive at {db}; start a run with `evoforge run` or "
+            f"pass --db PATH (or set {DB_ENV})"
+        )
     return db

@@ -48,12 +48,16 @@ def status(run_id, db, as_json):
         click.echo("no runs yet; start one with `evoforge run`")
     for row in rows:
         click.echo(f"{row['id']}  [{row['status']}]  problem {row['problem']}")
-        click.echo(f"  evaluations {row['evaluations']}/{row['budget']}  attempts "
-                   f"{row['attempts']}  duplicates {row['duplicates']}  elapsed "
-                   f"{row['elapsed_s']:.1f} s")
-        click.echo(f"  best {_fmt(row['best_score'])} ({row['best_program_id']})  "
-                   f"elites {row['elites']}/{row['cells']} cells  QD score "
-                   f"{_fmt(row['qd_score'])}")
+        click.echo(
+            f"  evaluations {row['evaluations']}/{row['budget']}  attempts "
+            f"{row['attempts']}  duplicates {row['duplicates']}  elapsed "
+            f"{row['elapsed_s']:.1f} s"
+        )
+        click.echo(
+            f"  best {_fmt(row['best_score'])} ({row['best_program_id']})  "
+            f"elites {row['elites']}/{row['cells']} cells  QD score "
+            f"{_fmt(row['qd_score'])}"
+        )
         click.echo("  statuses " + ", ".join(f"{k} {v}" for k, v in row["statuses"].items()))
         if row["stop_reason"]:
             click.echo(f"  last stop: {row['stop_reason']}")
@@ -68,22 +72,36 @@ def _status_row(archive, run) -> dict:
         cells = None
     stats = archive.stats(run.id, num_cells=cells or 1)
     return {
-        "id": run.id, "problem": run.problem, "status": run.status,
-        "stop_reason": run.stop_reason, "evaluations": run.evaluations,
-        "budget": run.config.get("budget"), "attempts": run.attempts,
-        "duplicates": run.duplicates, "elapsed_s": run.elapsed_s or 0.0,
-        "best_score": run.best_score, "best_program_id": run.best_program_id,
-        "elites": stats.num_elites, "cells": cells, "qd_score": stats.qd_score,
-        "statuses": archive.status_counts(run.id), "tokens_in": run.tokens_in,
-        "tokens_out": run.tokens_out, "cost_usd": run.cost_usd,
+        "id": run.id,
+        "problem": run.problem,
+        "status": run.status,
+        "stop_reason": run.stop_reason,
+        "evaluations": run.evaluations,
+        "budget": run.config.get("budget"),
+        "attempts": run.attempts,
+        "duplicates": run.duplicates,
+        "elapsed_s": run.elapsed_s or 0.0,
+        "best_score": run.best_score,
+        "best_program_id": run.best_program_id,
+        "elites": stats.num_elites,
+        "cells": cells,
+        "qd_score": stats.qd_score,
+        "statuses": archive.status_counts(run.id),
+        "tokens_in": run.tokens_in,
+        "tokens_out": run.tokens_out,
+        "cost_usd": run.cost_usd,
     }
 
 
 @click.command()
 @click.argument("run_id", required=False)
 @click.option("-n", "count", default=10, show_default=True, help="How many programs.")
-@click.option("--pareto", is_flag=True, help="The Pareto front over all the problem's "
-              "objectives instead of the top by the primary one.")
+@click.option(
+    "--pareto",
+    is_flag=True,
+    help="The Pareto front over all the problem's "
+    "objectives instead of the top by the primary one.",
+)
 @db_option
 @json_option
 def top(run_id, count, pareto, db, as_json):
@@ -100,20 +118,27 @@ def top(run_id, count, pareto, db, as_json):
         run = _run_or_latest(archive, run_id)
         if pareto:
             objectives = load_problem(run.problem_path).objectives
-            programs = sorted(archive.pareto_front(run.id, objectives),
-                              key=lambda p: (-(p.score or 0.0), p.seq))
+            programs = sorted(
+                archive.pareto_front(run.id, objectives), key=lambda p: (-(p.score or 0.0), p.seq)
+            )
         else:
             programs = archive.top(run.id, count)
     if as_json:
-        click.echo(json.dumps([_program_dict(p, with_source=False) for p in programs],
-                              indent=2, default=str))
+        click.echo(
+            json.dumps(
+                [_program_dict(p, with_source=False) for p in programs], indent=2, default=str
+            )
+        )
         return
-    click.echo(f"{'rank':>4}  {'program':16}  {'score':>14}  {'seq':>6}  {'gen':>4}  island  "
-               "objectives")
+    click.echo(
+        f"{'rank':>4}  {'program':16}  {'score':>14}  {'seq':>6}  {'gen':>4}  island  objectives"
+    )
     for rank, p in enumerate(programs, start=1):
         objectives = ", ".join(f"{k}={_fmt(v)}" for k, v in p.objectives.items())
-        click.echo(f"{rank:>4}  {p.id:16}  {_fmt(p.score):>14}  {p.seq:>6}  {p.generation:>4}  "
-                   f"{p.island:>6}  {objectives}")
+        click.echo(
+            f"{rank:>4}  {p.id:16}  {_fmt(p.score):>14}  {p.seq:>6}  {p.generation:>4}  "
+            f"{p.island:>6}  {objectives}"
+        )
 
 
 @click.command()
@@ -138,12 +163,15 @@ def show(program_id, run_id, as_diff, db, as_json):
             data["diff"] = diff
         click.echo(json.dumps(data, indent=2, default=str))
         return
-    click.echo(f"program {program.id}  run {program.run_id}  seq {program.seq}  "
-               f"generation {program.generation}  island {program.island}")
-    click.echo(f"status {program.status}  score {_fmt(program.score)}  cell {program.cell}  "
-               f"parent {program.parent_id}  model {program.model}")
-    for name, values in (("objectives", program.objectives), ("descriptors",
-                                                               program.descriptors)):
+    click.echo(
+        f"program {program.id}  run {program.run_id}  seq {program.seq}  "
+        f"generation {program.generation}  island {program.island}"
+    )
+    click.echo(
+        f"status {program.status}  score {_fmt(program.score)}  cell {program.cell}  "
+        f"parent {program.parent_id}  model {program.model}"
+    )
+    for name, values in (("objectives", program.objectives), ("descriptors", program.descriptors)):
         if values:
             click.echo(f"{name}: " + ", ".join(f"{k}={_fmt(v)}" for k, v in values.items()))
     for name, text in program.artifacts.items():

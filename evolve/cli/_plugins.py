@@ -18,8 +18,12 @@ def plugins_command(as_json):
     data = {
         "plugins": [{"name": n, "origin": o} for n, o in plugins.plugin_names()],
         "evaluators": [
-            {"name": name, "targets": list(cls.targets), "available": (a := cls.availability())
-             .available, "reason": a.reason}
+            {
+                "name": name,
+                "targets": list(cls.targets),
+                "available": (a := cls.availability()).available,
+                "reason": a.reason,
+            }
             for name, cls in sorted(plugins.evaluators().items())
         ],
         "selection_strategies": sorted(plugins.selection_strategies()),
@@ -37,8 +41,9 @@ def plugins_command(as_json):
         state = "available" if e["available"] else f"unavailable: {e['reason']}"
         click.echo(f"  {e['name']:10} [{', '.join(e['targets'])}] {state}")
     click.echo("selection strategies: " + ", ".join(data["selection_strategies"]))
-    click.echo("model providers: " + ", ".join(data["model_providers"])
-               + " (plus every litellm provider)")
+    click.echo(
+        "model providers: " + ", ".join(data["model_providers"]) + " (plus every litellm provider)"
+    )
     click.echo("problems: " + ", ".join(data["problems"]))
 
 
@@ -52,13 +57,21 @@ def problems_command(as_json):
     rows = []
     for name, path in sorted(plugins.problems().items()):
         problem = load_problem(path)
-        rows.append({"name": name, "path": path, "evaluator": problem.evaluator,
-                     "objectives": {o.name: str(o.direction) for o in problem.objectives},
-                     "cells": problem.num_cells})
+        rows.append(
+            {
+                "name": name,
+                "path": path,
+                "evaluator": problem.evaluator,
+                "objectives": {o.name: str(o.direction) for o in problem.objectives},
+                "cells": problem.num_cells,
+            }
+        )
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
         objectives = ", ".join(f"{k} ({v})" for k, v in row["objectives"].items())
-        click.echo(f"{row['name']:16} evaluator {row['evaluator']:8} {objectives}; "
-                   f"{row['cells']} cells  {row['path']}")
+        click.echo(
+            f"{row['name']:16} evaluator {row['evaluator']:8} {objectives}; "
+            f"{row['cells']} cells  {row['path']}"
+        )

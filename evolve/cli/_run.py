@@ -21,16 +21,24 @@ def _quiet_option(func):
 @click.option("--budget", type=int, help="Evaluations to spend, the seed's included.")
 @click.option("--seed", type=int, help="Random seed (reproducible with --workers 1).")
 @click.option("--islands", type=int, help="Number of islands.")
-@click.option("--model", help="litellm model string, e.g. openai/gpt-4o-mini "
-              "(default: the built-in offline/mutator).")
+@click.option(
+    "--model",
+    help="litellm model string, e.g. openai/gpt-4o-mini (default: the built-in offline/mutator).",
+)
 @click.option("--api-base", help="Endpoint for self-hosted or proxy models.")
 @click.option("--workers", type=int, help="Evaluations in flight (default: CPU cores).")
 @click.option("--llm-concurrency", type=int, help="Model calls in flight.")
 @click.option("--max-wall", "max_wall_s", type=float, help="Wall-time budget in seconds.")
-@click.option("--selection", help="Parent selection: uniform, tournament, rank, "
-              "fitness_weighted, or a plugin's.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="TOML run configuration; flags override it.")
+@click.option(
+    "--selection",
+    help="Parent selection: uniform, tournament, rank, fitness_weighted, or a plugin's.",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="TOML run configuration; flags override it.",
+)
 @db_option
 @_quiet_option
 def run(problem, config_file, db, quiet, islands, selection, **flags):
@@ -72,8 +80,9 @@ def resume(run_id, budget, db, quiet):
     from evolve.cli._common import require_db
 
     require_db(db)
-    _run_to_end(lambda progress: resume_run(run_id, db, budget=budget, progress=progress),
-                db, quiet)
+    _run_to_end(
+        lambda progress: resume_run(run_id, db, budget=budget, progress=progress), db, quiet
+    )
 
 
 def _run_to_end(start, db: Path, quiet: bool) -> None:
@@ -92,12 +101,15 @@ def _summary(run_id: str, report, db: Path) -> None:
 
     with Archive(db) as archive:
         seed = next(archive.programs(run_id), None)
-        best = (archive.get_program(run_id, report.best_program_id)
-                if report.best_program_id else None)
+        best = (
+            archive.get_program(run_id, report.best_program_id) if report.best_program_id else None
+        )
     db_flag = "" if str(db) == "evoforge.db" else f" --db {db}"
     click.echo(f"Run {run_id} {report.status}: {report.reason}")
-    click.echo(f"{report.evaluations} evaluations; only programs that passed the problem's "
-               "correctness check are scored")
+    click.echo(
+        f"{report.evaluations} evaluations; only programs that passed the problem's "
+        "correctness check are scored"
+    )
     if best is not None:
         click.echo(f"Best  {_objectives(best)}  (program {best.id})")
     if seed is not None and seed.score is not None:

@@ -22,7 +22,7 @@ def main():
 """
 
 # evaluate() does what the output asks, so one spec covers every scoring path.
-PROBE_SPEC = '''
+PROBE_SPEC = """
 import time
 
 name = "probe"
@@ -41,7 +41,7 @@ def evaluate(output):
     if isinstance(output, dict) and "metrics" in output:
         return output["metrics"]
     return {{"score": 1.0, "size": 1.0, "echo": output}}
-'''
+"""
 
 
 def dedent(source: str) -> str:
@@ -53,13 +53,24 @@ def probe(tmp_path: Path) -> Callable[..., Path]:
     """Write the probe problem with the given limits; returns the spec folder."""
     count = iter(range(1000))
 
-    def make(*, timeout_s: float = 5, memory_mb: int = 512, preload: tuple[str, ...] = (),
-             options: dict | None = None, spec: str = PROBE_SPEC) -> Path:
+    def make(
+        *,
+        timeout_s: float = 5,
+        memory_mb: int = 512,
+        preload: tuple[str, ...] = (),
+        options: dict | None = None,
+        spec: str = PROBE_SPEC,
+    ) -> Path:
         folder = tmp_path / f"probe{next(count)}"
         folder.mkdir()
-        (folder / "problem.py").write_text(spec.format(
-            preload=list(preload), timeout_s=timeout_s, memory_mb=memory_mb,
-            options=options or {}))
+        (folder / "problem.py").write_text(
+            spec.format(
+                preload=list(preload),
+                timeout_s=timeout_s,
+                memory_mb=memory_mb,
+                options=options or {},
+            )
+        )
         (folder / "seed.py").write_text(SEED)
         return folder
 

@@ -42,7 +42,8 @@ def test_ok_fills_objectives_descriptors_timings_and_device(probe):
     assert result.descriptors == {"size": 3.0}
     assert result.metrics["note"] == "fine"
     assert {"eval_s", "score_s", "total_s", "cpu_s", "max_rss_mb", "caller_s"} <= set(
-        result.timings)
+        result.timings
+    )
     assert result.timings["eval_s"] <= result.timings["total_s"] <= result.timings["caller_s"]
     assert result.device["logical_cores"] == str(os.cpu_count())
     assert result.artifacts == {}
@@ -59,15 +60,25 @@ def test_numpy_output_arrives_as_plain_json(probe):
     assert result.metrics["echo"] == {"arr": [[0, 1, 2]], "x": 0.5, "n": 7}
 
 
-@pytest.mark.parametrize(("metrics", "expected_error"), [
-    ({"correct": False, "error": "overlap of 0.3"}, "overlap of 0.3"),
-    ({"correct": False}, "correct=False"),
-    ({"size": 1.0}, "no objective 'score'"),
-    ({"score": 1.0}, "no descriptor 'size'"),
-    ({"score": float("nan"), "size": 1.0}, "objective 'score' is nan"),
-    ({"score": "high", "size": 1.0}, "objective 'score' is 'high'"),
-], ids=["correct-false", "correct-false-no-reason", "missing-objective", "missing-descriptor",
-        "nan-objective", "string-objective"])
+@pytest.mark.parametrize(
+    ("metrics", "expected_error"),
+    [
+        ({"correct": False, "error": "overlap of 0.3"}, "overlap of 0.3"),
+        ({"correct": False}, "correct=False"),
+        ({"size": 1.0}, "no objective 'score'"),
+        ({"score": 1.0}, "no descriptor 'size'"),
+        ({"score": float("nan"), "size": 1.0}, "objective 'score' is nan"),
+        ({"score": "high", "size": 1.0}, "objective 'score' is 'high'"),
+    ],
+    ids=[
+        "correct-false",
+        "correct-false-no-reason",
+        "missing-objective",
+        "missing-descriptor",
+        "nan-objective",
+        "string-objective",
+    ],
+)
 def test_metrics_that_fail_the_declaration_are_incorrect(probe, metrics, expected_error):
     source = f"def main():\n    return {{'metrics': {metrics!r}}}\n".replace("nan", "float('nan')")
     (result,) = run_candidates(probe(), source)
@@ -124,11 +135,15 @@ def test_runtime_error_carries_the_candidates_traceback(probe):
     assert "_forkserver" not in traceback  # no sandbox frames
 
 
-@pytest.mark.parametrize(("source", "expected"), [
-    ("x = 1\n", "defines no function `main()`"),
-    ("def main():\n    return {1, 2}\n", "cannot be sent as JSON"),
-    ("import sys\ndef main():\n    sys.exit(0)\n", "SystemExit"),
-], ids=["no-entry", "set-output", "sys-exit"])
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("x = 1\n", "defines no function `main()`"),
+        ("def main():\n    return {1, 2}\n", "cannot be sent as JSON"),
+        ("import sys\ndef main():\n    sys.exit(0)\n", "SystemExit"),
+    ],
+    ids=["no-entry", "set-output", "sys-exit"],
+)
 def test_other_candidate_mistakes_are_runtime_errors(probe, source, expected):
     (result,) = run_candidates(probe(), source)
     assert result.status is Status.RUNTIME_ERROR
@@ -137,8 +152,9 @@ def test_other_candidate_mistakes_are_runtime_errors(probe, source, expected):
 
 def test_infinite_loop_times_out_and_the_evaluator_continues(probe):
     start = time.perf_counter()
-    loop, ok = run_candidates(probe(timeout_s=1), "def main():\n    while True:\n        pass\n",
-                              OK_SOURCE)
+    loop, ok = run_candidates(
+        probe(timeout_s=1), "def main():\n    while True:\n        pass\n", OK_SOURCE
+    )
     assert loop.status is Status.TIMEOUT
     assert "wall-clock limit of 1 s" in loop.artifacts["error"]
     assert 0.9 < loop.timings["eval_s"] < 2.0
@@ -152,11 +168,15 @@ def test_sleeping_candidate_times_out_on_the_wall_clock(probe):
     assert result.timings["cpu_s"] < 0.5  # it was the wall clock, not RLIMIT_CPU
 
 
-@pytest.mark.parametrize("source", [
-    "def main():\n    return len(bytearray(50 * 10**9))\n",
-    "def main():\n    chunks = []\n    while True:\n        chunks.append(bytearray(10**7))\n",
-    "import numpy as np\ndef main():\n    return float(np.ones(50 * 10**9 // 8).sum())\n",
-], ids=["bytearray-50GB", "growing-list", "numpy-50GB"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def main():\n    return len(bytearray(50 * 10**9))\n",
+        "def main():\n    chunks = []\n    while True:\n        chunks.append(bytearray(10**7))\n",
+        "import numpy as np\ndef main():\n    return float(np.ones(50 * 10**9 // 8).sum())\n",
+    ],
+    ids=["bytearray-50GB", "growing-list", "numpy-50GB"],
+)
 def test_allocating_too_much_is_memory_limit(probe, source):
     (result,) = run_candidates(probe(preload=("numpy",), memory_mb=512), source)
     assert result.status is Status.MEMORY_LIMIT, result.artifacts
@@ -190,7 +210,7 @@ def test_huge_stdout_is_capped_and_the_run_completes(probe):
     assert result.status is Status.OK, result.artifacts
     tail = result.artifacts["stdout_tail"]
     assert tail.endswith("xxthe end\n")
-    assert f"{100 * 2**20 + len('the end')+ 1} bytes" in tail and len(tail) < 4100
+    assert f"{100 * 2**20 + len('the end') + 1} bytes" in tail and len(tail) < 4100
     assert result.artifacts["stderr_tail"] == "to stderr\n"
 
 
@@ -318,7 +338,8 @@ def test_candidate_has_no_network(probe):
     try:
         isolated, candidate_ns, host = (
             run_candidates(probe(options={"sandbox_network": mode}), source)[0]
-            for mode in ("server", "candidate", "host"))
+            for mode in ("server", "candidate", "host")
+        )
     finally:
         listener.close()
     assert isolated.metrics["echo"] != "connected"
@@ -350,7 +371,7 @@ def test_candidate_cannot_see_spec_data_or_what_evaluate_cached(probe, tmp_path)
     assert second.metrics["cache_size"] == 2  # evaluate() did cache, in the scorer only
 
 
-PROBE_WITH_SECRET = '''
+PROBE_WITH_SECRET = """
 name = "secretive"
 objectives = {{"score": "maximize"}}
 preload = []
@@ -364,7 +385,7 @@ def evaluate(output):
     CACHE.append("hunter-cache: the hidden test input")
     return {{"score": 1.0, "found": output["found"], "spec_modules": output["spec_modules"],
              "cache_size": len(CACHE)}}
-'''
+"""
 
 
 # --- the pool ---------------------------------------------------------------------------------
@@ -579,7 +600,6 @@ def _tree(root: Path) -> set[str]:
         dirnames[:] = [d for d in dirnames if d not in skip]
         found.update(os.path.join(dirpath, f) for f in filenames if not f.endswith(".db"))
     return found
-
 
 
 def test_a_candidate_deleting_its_workdir_harms_no_later_candidate(probe):

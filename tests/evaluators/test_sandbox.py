@@ -41,8 +41,14 @@ def report(run):
 def sandbox_script(body: str) -> dict:
     """Run PRELUDE + body in a fresh interpreter; it prints one JSON report."""
     code = PRELUDE + textwrap.dedent(body)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -107,8 +113,11 @@ def test_exit_detection_without_pidfds_uses_sigchld(scenario):
         }}
         report(sb.run_sandboxed(jobs[{scenario!r}], sb.Limits(timeout_s=1)))
     """)
-    expected = {"ok": ("ok", ""), "timeout": ("timeout", "wall-clock"),
-                "exit-code": ("crashed", "code 4")}[scenario]
+    expected = {
+        "ok": ("ok", ""),
+        "timeout": ("timeout", "wall-clock"),
+        "exit-code": ("crashed", "code 4"),
+    }[scenario]
     assert report["status"] == expected[0]
     assert expected[1] in report["error"]
 
@@ -148,12 +157,16 @@ def test_oversized_file_writes_fail_instead_of_killing():
     assert report == {"status": "ok", "error": "", "payload": "File too large", "stragglers": 0}
 
 
-@pytest.mark.parametrize(("signum", "cpu_s", "status", "error"), [
-    (signal.SIGXCPU, 2.0, Status.TIMEOUT, "CPU-time limit of 2 s"),
-    (signal.SIGKILL, 3.0, Status.TIMEOUT, "CPU-time limit"),  # the hard limit
-    (signal.SIGKILL, 0.1, Status.CRASHED, "out-of-memory killer"),
-    (signal.SIGABRT, 0.1, Status.CRASHED, "killed by signal SIGABRT"),
-], ids=["sigxcpu", "hard-cpu-limit", "sigkill-from-outside", "abort"])
+@pytest.mark.parametrize(
+    ("signum", "cpu_s", "status", "error"),
+    [
+        (signal.SIGXCPU, 2.0, Status.TIMEOUT, "CPU-time limit of 2 s"),
+        (signal.SIGKILL, 3.0, Status.TIMEOUT, "CPU-time limit"),  # the hard limit
+        (signal.SIGKILL, 0.1, Status.CRASHED, "out-of-memory killer"),
+        (signal.SIGABRT, 0.1, Status.CRASHED, "killed by signal SIGABRT"),
+    ],
+    ids=["sigxcpu", "hard-cpu-limit", "sigkill-from-outside", "abort"],
+)
 def test_death_by_signal_is_classified(signum, cpu_s, status, error):
     run = SandboxRun(Status.CRASHED, cpu_s=cpu_s)
     _classify(run, signum, "", b"", Limits(timeout_s=1))  # a wait status of "killed by signum"
@@ -231,8 +244,14 @@ def test_a_candidate_cannot_make_its_workdir_undeletable():
     root = parent / "root"
     (root / "a" / "b" / "c").mkdir(parents=True)
     (root / "a" / "b" / "c" / "f").write_text("x")
-    for path in (parent, root, root / "a", root / "a" / "b", root / "a" / "b" / "c",
-                 root / "a" / "b" / "c" / "f"):
+    for path in (
+        parent,
+        root,
+        root / "a",
+        root / "a" / "b",
+        root / "a" / "b" / "c",
+        root / "a" / "b" / "c" / "f",
+    ):
         os.chown(path, 65534, 65534)
     parent.chmod(0o755)
     code = f"""
@@ -245,8 +264,7 @@ os.chmod({str(root / "a")!r}, 0o500)
 remove_workdir({str(root)!r})
 print(os.path.exists({str(root)!r}))
 """
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=30)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     try:
         assert done.stdout.strip() == "False", done.stderr
         assert stat.S_IMODE(parent.stat().st_mode) == 0o755

@@ -37,15 +37,17 @@ def _setup() -> None:
             return next(_cursors[name])
 
         def completion(self, model, messages, *args, **kwargs):
-            return litellm.completion(model="gpt-4o-mini", messages=messages,
-                                      mock_response=self._answer(model))
+            return litellm.completion(
+                model="gpt-4o-mini", messages=messages, mock_response=self._answer(model)
+            )
 
         async def acompletion(self, model, messages, *args, **kwargs):
             answer = self._answer(model)
             if answer.startswith("sleep:"):  # a model that takes this many seconds to answer
                 await asyncio.sleep(float(answer.removeprefix("sleep:")))
-            return await litellm.acompletion(model="gpt-4o-mini", messages=messages,
-                                             mock_response=answer)
+            return await litellm.acompletion(
+                model="gpt-4o-mini", messages=messages, mock_response=answer
+            )
 
     register_custom_provider("scripted", Scripted())
 

@@ -19,8 +19,10 @@ def finished(tmp_path_factory):
     (folder / "tiny" / "problem.py").write_text(TRIVIAL_SPEC.replace("\n    ", "\n"))
     (folder / "tiny" / "seed.py").write_text(TRIVIAL_SEED.replace("\n    ", "\n"))
     db = folder / "cli.db"
-    result = CliRunner().invoke(cli, ["run", str(folder / "tiny"), "--budget", "15",
-                                      "--workers", "1", "--db", str(db), "-q"])
+    result = CliRunner().invoke(
+        cli,
+        ["run", str(folder / "tiny"), "--budget", "15", "--workers", "1", "--db", str(db), "-q"],
+    )
     assert result.exit_code == 0, result.output
     return db, result.output
 
@@ -54,10 +56,10 @@ def test_top_and_show(finished):
 
 def test_top_pareto_with_one_objective_is_the_best_program(finished):
     db, _ = finished
-    front = json.loads(CliRunner().invoke(cli, ["top", "--pareto", "--db", str(db),
-                                                "--json"]).output)
-    best = json.loads(CliRunner().invoke(cli, ["top", "-n", "1", "--db", str(db),
-                                               "--json"]).output)
+    front = json.loads(
+        CliRunner().invoke(cli, ["top", "--pareto", "--db", str(db), "--json"]).output
+    )
+    best = json.loads(CliRunner().invoke(cli, ["top", "-n", "1", "--db", str(db), "--json"]).output)
     # One objective: the front is the best score (several programs when they tie).
     assert best[0]["id"] in [p["id"] for p in front]
     assert {p["score"] for p in front} == {best[0]["score"]}
@@ -92,7 +94,8 @@ def test_problems_lists_the_builtins():
 def test_malformed_problem_is_one_clear_line(tmp_path):
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "problem.py").write_text("name = 'x'\n")
-    result = CliRunner().invoke(cli, ["run", str(tmp_path / "p"), "-q", "--db",
-                                      str(tmp_path / "x.db")])
+    result = CliRunner().invoke(
+        cli, ["run", str(tmp_path / "p"), "-q", "--db", str(tmp_path / "x.db")]
+    )
     assert result.exit_code == 1
     assert "problem.py: evaluate: missing" in result.output

@@ -19,8 +19,14 @@ pytestmark = pytest.mark.slow
 
 def evoforge(*args, **kwargs) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "evolve", *map(str, args)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "evolve", *map(str, args)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
 
 
 def wait_for_programs(db, count, proc, timeout=120.0) -> None:
@@ -52,8 +58,7 @@ def tiny(make_problem):
 
 def test_kill_9_then_resume_loses_nothing_and_spends_the_budget_exactly(tiny, tmp_path):
     db, budget = tmp_path / "k.db", 250
-    proc = evoforge("run", tiny, "--budget", budget, "--workers", 1, "--seed", 4, "--db", db,
-                    "-q")
+    proc = evoforge("run", tiny, "--budget", budget, "--workers", 1, "--seed", 4, "--db", db, "-q")
     wait_for_programs(db, 40, proc)
     proc.kill()  # SIGKILL: no chance to clean up
     proc.wait()
@@ -76,8 +81,9 @@ def test_kill_9_then_resume_loses_nothing_and_spends_the_budget_exactly(tiny, tm
 
     # Resumed after a kill, the run is the same as one never interrupted.
     whole = tmp_path / "whole.db"
-    straight = evoforge("run", tiny, "--budget", budget, "--workers", 1, "--seed", 4, "--db",
-                        whole, "-q")
+    straight = evoforge(
+        "run", tiny, "--budget", budget, "--workers", 1, "--seed", 4, "--db", whole, "-q"
+    )
     straight.communicate(timeout=300)
     assert programs(whole)[1] == after
 

@@ -29,8 +29,16 @@ def test_round_trip_through_a_dict():
     assert RunConfig.from_dict(config.to_dict()) == config
 
 
-@pytest.mark.parametrize("field,value", [("budget", 0), ("workers", 0), ("max_wall_s", -1.0),
-                                         ("model", "gpt4"), ("llm_concurrency", 0)])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("budget", 0),
+        ("workers", 0),
+        ("max_wall_s", -1.0),
+        ("model", "gpt4"),
+        ("llm_concurrency", 0),
+    ],
+)
 def test_bad_values_name_the_setting(field, value):
     with pytest.raises(ConfigError, match=field):
         RunConfig(problem="x", **{field: value})

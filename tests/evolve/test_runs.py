@@ -63,8 +63,7 @@ def test_same_seed_one_worker_gives_identical_programs(tiny, tmp_path):
     config = RunConfig(problem=tiny, budget=25, workers=1, seed=11)
     first, _ = run(config, tmp_path / "one.db")
     second, _ = run(config, tmp_path / "two.db")
-    a, b = ids_in_order(tmp_path / "one.db", first.id), ids_in_order(tmp_path / "two.db",
-                                                                      second.id)
+    a, b = ids_in_order(tmp_path / "one.db", first.id), ids_in_order(tmp_path / "two.db", second.id)
     assert a == b and len(a) >= 25
     other, _ = run(RunConfig(problem=tiny, budget=25, workers=1, seed=12), tmp_path / "3.db")
     assert ids_in_order(tmp_path / "3.db", other.id) != a
@@ -89,8 +88,10 @@ def test_resume_of_a_spent_run_says_how_to_continue(tiny, tmp_path):
 
 HOSTILE = {
     "loop": ("def main():\n    while True:\n        pass\n", Status.TIMEOUT),
-    "memory": ("def main():\n    block = bytearray(50 * 10**9)\n    return [len(block), 0]\n",
-               Status.MEMORY_LIMIT),
+    "memory": (
+        "def main():\n    block = bytearray(50 * 10**9)\n    return [len(block), 0]\n",
+        Status.MEMORY_LIMIT,
+    ),
     "exit": ("import os\n\ndef main():\n    os._exit(3)\n", Status.CRASHED),
     "raise": ("def main():\n    raise ValueError('nope')\n", Status.RUNTIME_ERROR),
     "wrong": ("def main():\n    return 'not a pair'\n", Status.INCORRECT),
@@ -98,12 +99,12 @@ HOSTILE = {
 }
 
 
-def test_hostile_candidates_are_recorded_and_the_run_continues(make_problem, tmp_path,
-                                                               scripted):
+def test_hostile_candidates_are_recorded_and_the_run_continues(make_problem, tmp_path, scripted):
     folder = make_problem(TRIVIAL_SPEC.replace("timeout_s = 5", "timeout_s = 1"), TRIVIAL_SEED)
     scripted["hostile"] = [rewrite(body) for body, _ in HOSTILE.values()]
-    config = RunConfig(problem=str(folder), budget=1 + len(HOSTILE), workers=1,
-                       model="scripted/hostile")
+    config = RunConfig(
+        problem=str(folder), budget=1 + len(HOSTILE), workers=1, model="scripted/hostile"
+    )
     info, report = run(config, tmp_path / "h.db")
     assert report.status == "finished"
     with Archive(tmp_path / "h.db") as archive:
@@ -111,8 +112,7 @@ def test_hostile_candidates_are_recorded_and_the_run_continues(make_problem, tmp
     assert statuses == [status for _, status in HOSTILE.values()]
 
 
-def test_unusable_answers_are_stored_with_reasons_and_cost_no_evaluation(tiny, tmp_path,
-                                                                         scripted):
+def test_unusable_answers_are_stored_with_reasons_and_cost_no_evaluation(tiny, tmp_path, scripted):
     scripted["bad"] = [
         "I would rather not.",  # no edit at all
         "<<<<<<< SEARCH\nnot in the program\n=======\nx = 1\n>>>>>>> REPLACE\n",
@@ -121,13 +121,17 @@ def test_unusable_answers_are_stored_with_reasons_and_cost_no_evaluation(tiny, t
         rewrite("def main():\n    return [0.9, 2.0]"),  # the same child again: a duplicate
         rewrite("def main():\n    return [1.0, 2.0]"),
     ]
-    info, report = run(RunConfig(problem=tiny, budget=3, workers=1, model="scripted/bad"),
-                       tmp_path / "b.db")
+    info, report = run(
+        RunConfig(problem=tiny, budget=3, workers=1, model="scripted/bad"), tmp_path / "b.db"
+    )
     with Archive(tmp_path / "b.db") as archive:
         programs = list(archive.programs(info.id))
         stored = archive.run(info.id)
-    assert [p.status for p in programs[1:4]] == [Status.EDIT_ERROR, Status.EDIT_ERROR,
-                                                 Status.SYNTAX_ERROR]
+    assert [p.status for p in programs[1:4]] == [
+        Status.EDIT_ERROR,
+        Status.EDIT_ERROR,
+        Status.SYNTAX_ERROR,
+    ]
     assert programs[1].source is None and programs[1].edit == "I would rather not."
     assert "not found" in programs[2].artifacts["error"].lower()
     assert "line 3, column 10" in programs[3].artifacts["error"]
@@ -138,8 +142,9 @@ def test_unusable_answers_are_stored_with_reasons_and_cost_no_evaluation(tiny, t
 
 def test_a_model_that_never_helps_fails_the_run_with_a_reason(tiny, tmp_path, scripted):
     scripted["useless"] = ["no code here"]
-    config = RunConfig(problem=tiny, budget=10, workers=1, model="scripted/useless",
-                       max_failed_streak=5)
+    config = RunConfig(
+        problem=tiny, budget=10, workers=1, model="scripted/useless", max_failed_streak=5
+    )
     info, report = run(config, tmp_path / "u.db")
     assert report.status == "failed" and "last 5 attempts" in report.reason
     with Archive(tmp_path / "u.db") as archive:
@@ -148,8 +153,14 @@ def test_a_model_that_never_helps_fails_the_run_with_a_reason(tiny, tmp_path, sc
 
 
 def test_unreachable_model_is_recorded_per_call(tiny, tmp_path):
-    config = RunConfig(problem=tiny, budget=5, workers=1, model="openai/gpt-4o-mini",
-                       api_base="http://127.0.0.1:9/v1", max_failed_streak=2)
+    config = RunConfig(
+        problem=tiny,
+        budget=5,
+        workers=1,
+        model="openai/gpt-4o-mini",
+        api_base="http://127.0.0.1:9/v1",
+        max_failed_streak=2,
+    )
     info, report = run(config, tmp_path / "m.db")
     assert report.status == "failed"
     with Archive(tmp_path / "m.db") as archive:
@@ -172,8 +183,7 @@ def test_failing_seed_stops_with_a_clear_error(make_problem, tmp_path):
 
 def test_migrations_and_resets_happen_in_a_run(tiny, tmp_path):
     islands = IslandConfig(count=2, migration_interval=2, stagnation=4)
-    info, _ = run(RunConfig(problem=tiny, budget=40, workers=1, islands=islands),
-                  tmp_path / "i.db")
+    info, _ = run(RunConfig(problem=tiny, budget=40, workers=1, islands=islands), tmp_path / "i.db")
     with Archive(tmp_path / "i.db") as archive:
         kinds = [e.kind for e in archive.events(info.id)]
     assert "migration" in kinds
@@ -188,8 +198,9 @@ def test_archive_file_is_sound_after_a_run(tiny, tmp_path):
 def test_wall_time_budget_is_kept_while_a_model_call_hangs(tiny, tmp_path, scripted):
     """The budget is checked on a timer, not only when a candidate completes."""
     scripted["slow"] = ["sleep:120"]
-    config = RunConfig(problem=tiny, budget=10, workers=1, model="scripted/slow",
-                       max_wall_s=8.0)  # longer than start-up (seed, litellm import)
+    config = RunConfig(
+        problem=tiny, budget=10, workers=1, model="scripted/slow", max_wall_s=8.0
+    )  # longer than start-up (seed, litellm import)
     started = time.monotonic()
     info, report = run(config, tmp_path / "slow.db")
     assert report.status == "finished" and "wall-time" in report.reason

@@ -36,9 +36,18 @@ def make_islands(archive, problem, **options):
 def program(islands, seq, score, *, island=0, cell=0, status=Status.OK):
     source = f"# EVOLVE-BLOCK-START\nx = {seq}\n# EVOLVE-BLOCK-END\n"
     ok = status == Status.OK
-    return Program(run_id=islands.run_id, id=program_id(source), seq=seq, source=source,
-                   parent_id=None, island=island, generation=0, status=status,
-                   score=score if ok else None, cell=cell if ok else None)
+    return Program(
+        run_id=islands.run_id,
+        id=program_id(source),
+        seq=seq,
+        source=source,
+        parent_id=None,
+        island=island,
+        generation=0,
+        status=status,
+        score=score if ok else None,
+        cell=cell if ok else None,
+    )
 
 
 def store(islands, prog):
@@ -163,14 +172,17 @@ def test_greedy_strategies_prefer_better_scores(name):
 
 def test_uniform_strategy_is_uniform():
     rng = np.random.default_rng(0)
-    counts = collections.Counter(BUILTIN_STRATEGIES["uniform"]([5.0, 1.0], rng)
-                                 for _ in range(4000))
+    counts = collections.Counter(
+        BUILTIN_STRATEGIES["uniform"]([5.0, 1.0], rng) for _ in range(4000)
+    )
     assert abs(counts[0] - counts[1]) < 300
 
 
-@pytest.mark.parametrize("options", [{"count": 0}, {"migration_rate": 0.0},
-                                     {"migration_interval": 0}, {"stagnation": -1}],
-                         ids=["no-islands", "zero-rate", "zero-interval", "negative-stagnation"])
+@pytest.mark.parametrize(
+    "options",
+    [{"count": 0}, {"migration_rate": 0.0}, {"migration_interval": 0}, {"stagnation": -1}],
+    ids=["no-islands", "zero-rate", "zero-interval", "negative-stagnation"],
+)
 def test_bad_island_config_is_rejected(options):
     with pytest.raises(ValueError):
         IslandConfig(**options)

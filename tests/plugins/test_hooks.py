@@ -74,8 +74,12 @@ def test_hook_register_selection_strategies(plugin, make_problem, tmp_path):
 
     plugin(register_selection_strategies=lambda register: register("first", first))
     assert selection_strategies()["first"] is first
-    config = RunConfig(problem=str(make_problem(TRIVIAL_SPEC, TRIVIAL_SEED)), budget=4,
-                       workers=1, islands=IslandConfig(selection="first"))
+    config = RunConfig(
+        problem=str(make_problem(TRIVIAL_SPEC, TRIVIAL_SEED)),
+        budget=4,
+        workers=1,
+        islands=IslandConfig(selection="first"),
+    )
     asyncio.run(start_run(config, tmp_path / "s.db"))
     assert calls  # the run selected parents with the plugin's strategy
 
@@ -109,12 +113,17 @@ def observed_run(plugin, make_problem, tmp_path):
     seen = {"program_added": [], "island_event": [], "run_finished": []}
     plugin(
         program_added=lambda run_id, program, added: seen["program_added"].append(
-            (program.seq, program.status, added)),
+            (program.seq, program.status, added)
+        ),
         island_event=lambda run_id, kind, island, data: seen["island_event"].append(kind),
         run_finished=lambda run_id, status, reason: seen["run_finished"].append(status),
     )
-    config = RunConfig(problem=str(make_problem(TRIVIAL_SPEC, TRIVIAL_SEED)), budget=30,
-                       workers=1, islands=IslandConfig(count=2, migration_interval=2))
+    config = RunConfig(
+        problem=str(make_problem(TRIVIAL_SPEC, TRIVIAL_SEED)),
+        budget=30,
+        workers=1,
+        islands=IslandConfig(count=2, migration_interval=2),
+    )
     asyncio.run(start_run(config, tmp_path / "o.db"))
     return seen
 
@@ -135,8 +144,14 @@ def test_hook_run_finished(observed_run):
 
 
 def test_every_hook_has_its_own_test():
-    hooks = {name for name, value in inspect.getmembers(_hookspecs, inspect.isfunction)
-             if hasattr(value, "evoforge_spec")}
-    tests = {name.removeprefix("test_hook_") for name in dir(sys.modules[__name__])
-             if name.startswith("test_hook_")}
+    hooks = {
+        name
+        for name, value in inspect.getmembers(_hookspecs, inspect.isfunction)
+        if hasattr(value, "evoforge_spec")
+    }
+    tests = {
+        name.removeprefix("test_hook_")
+        for name in dir(sys.modules[__name__])
+        if name.startswith("test_hook_")
+    }
     assert hooks and hooks == tests, f"hooks without a test: {sorted(hooks - tests)}"

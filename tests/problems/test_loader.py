@@ -32,20 +32,31 @@ def test_single_file_spec_with_inline_seed(tmp_path):
 
 MALFORMED = {
     "missing-name": ('objectives = {"s": "maximize"}\ndef evaluate(o): return {}', "name"),
-    "bad-name": ('name = "a b"\nobjectives = {"s": "maximize"}\ndef evaluate(o): return {}',
-                 "name"),
+    "bad-name": (
+        'name = "a b"\nobjectives = {"s": "maximize"}\ndef evaluate(o): return {}',
+        "name",
+    ),
     "missing-evaluate": ('name = "x"\nobjectives = {"s": "maximize"}', "evaluate"),
     "missing-objectives": ('name = "x"\ndef evaluate(o): return {}', "objectives"),
-    "bad-direction": ('name = "x"\nobjectives = {"s": "up"}\ndef evaluate(o): return {}',
-                      "objectives"),
-    "empty-objectives": ('name = "x"\nobjectives = {}\ndef evaluate(o): return {}',
-                         "objectives"),
-    "bad-descriptor": ('name = "x"\nobjectives = {"s": "maximize"}\ndescriptors = {"d": (1, 0, 3)}'
-                       "\ndef evaluate(o): return {}", "descriptors['d']"),
-    "descriptor-shape": ('name = "x"\nobjectives = {"s": "maximize"}\ndescriptors = {"d": 3}'
-                         "\ndef evaluate(o): return {}", "descriptors['d']"),
-    "bad-timeout-type": ('name = "x"\nobjectives = {"s": "maximize"}\ntimeout_s = "10"'
-                         "\ndef evaluate(o): return {}", "timeout_s"),
+    "bad-direction": (
+        'name = "x"\nobjectives = {"s": "up"}\ndef evaluate(o): return {}',
+        "objectives",
+    ),
+    "empty-objectives": ('name = "x"\nobjectives = {}\ndef evaluate(o): return {}', "objectives"),
+    "bad-descriptor": (
+        'name = "x"\nobjectives = {"s": "maximize"}\ndescriptors = {"d": (1, 0, 3)}'
+        "\ndef evaluate(o): return {}",
+        "descriptors['d']",
+    ),
+    "descriptor-shape": (
+        'name = "x"\nobjectives = {"s": "maximize"}\ndescriptors = {"d": 3}'
+        "\ndef evaluate(o): return {}",
+        "descriptors['d']",
+    ),
+    "bad-timeout-type": (
+        'name = "x"\nobjectives = {"s": "maximize"}\ntimeout_s = "10"\ndef evaluate(o): return {}',
+        "timeout_s",
+    ),
     "raises-on-import": ("raise RuntimeError('boom')", "import"),
 }
 
