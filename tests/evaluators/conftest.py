@@ -113,3 +113,18 @@ def wait_until_sync(condition: Callable[[], bool], timeout_s: float = 10.0) -> b
 
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def processes_in_session(sid: int) -> list[int]:
+    """Live processes whose session id is ``sid`` (escapees that called setsid included)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == sid and fields[0] not in (b"Z", b"X"):
+                found.append(int(entry))
+    return found
