@@ -60,6 +60,11 @@ async def resume_run(
                 f"run {run.id} already spent its budget of {config.budget} "
                 "evaluations; pass --budget N with a larger N to continue it"
             )
+        if not Path(run.problem_path).exists():
+            raise ConfigError(
+                f"run {run.id} was started from {run.problem_path}, which no "
+                "longer exists; put the problem back there to resume it"
+            )
         problem = load_problem(run.problem_path)
         strategy = resolve_strategy(config.islands.selection, selection_strategies())
         return run, await _session(archive, run, problem, config, strategy, "run_resume", progress)

@@ -88,14 +88,15 @@ def test_kill_9_then_resume_loses_nothing_and_spends_the_budget_exactly(tiny, tm
     assert programs(whole)[1] == after
 
 
-def test_sigint_stops_cleanly_with_exit_0_and_resume_finishes(tiny, tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_stops_cleanly_with_exit_0_and_resume_finishes(tiny, tmp_path, signum):
     db = tmp_path / "i.db"
     proc = evoforge("run", tiny, "--budget", 100_000, "--workers", 2, "--db", db, "-q")
     wait_for_programs(db, 20, proc)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
-    assert "stopped by SIGINT" in out and "evoforge resume" in out
+    assert f"stopped by {signum.name}" in out and "evoforge resume" in out
     run, _ = programs(db)
     assert run.status == "stopped"
     with sqlite3.connect(db) as conn:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import time
 
@@ -78,6 +79,13 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(tiny, tmp_path):
     assert ids_in_order(tmp_path / "p.db", part.id) == ids_in_order(tmp_path / "w.db", whole.id)
     with Archive(tmp_path / "p.db") as archive:
         assert [e.kind for e in archive.events(part.id)].count("run_resume") == 1
+
+
+def test_resume_of_a_run_whose_problem_moved_says_so(tiny, tmp_path):
+    info, _ = run(RunConfig(problem=tiny, budget=3, workers=1), tmp_path / "mv.db")
+    os.rename(tiny, tiny + "-moved")
+    with pytest.raises(ConfigError, match="no longer exists"):
+        asyncio.run(resume_run(info.id, tmp_path / "mv.db", budget=5))
 
 
 def test_resume_of_a_spent_run_says_how_to_continue(tiny, tmp_path):
