@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import logging
 import signal
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +15,8 @@ from evolve._controller import Controller, Progress, SessionReport
 from islands import Islands, resolve_strategy
 from plugins import evaluator_class, problems, selection_strategies
 from problems import Problem, load_problem
+
+log = logging.getLogger("evoforge")
 
 
 def resolve_problem(ref: str) -> Problem:
@@ -27,6 +31,29 @@ def resolve_problem(ref: str) -> Problem:
         f"no problem {ref!r}: not a path and not a registered problem name "
         f"(registered: {', '.join(sorted(registered)) or 'none'})"
     )
+
+
+def problem_digest(problem: Problem) -> str:
+    """SHA-256 of the spec file and the seed: what scores of a run depend on."""
+    content = problem.spec_path.read_bytes() + b"\0" + problem.seed_source.encode()
+    return hashlib.sha256(content).hexdigest()
+
+
+def _check_problem_unchanged(archive: Archive, run_id: str, digest: str) -> None:
+    """Record (and log) a ``problem_changed`` event when the spec differs from last session's.
+
+    A changed ``evaluate()`` may be a deliberate fix, so this warns rather than refuses: scores
+    from before and after may not be comparable, and the event marks where that happened.
+    """
+    sessions = [e for e in archive.events(run_id) if e.kind in ("run_start", "run_resume")]
+    previous = next((e.data.get("problem") for e in reversed(sessions)), None)
+    if previous is not None and previous != digest:
+        archive.record_event(run_id, "problem_changed", data={"from": previous, "to": digest})
+        log.warning(
+            "run %s: the problem spec or seed changed since the last session; scores from "
+            "before and after may not be comparable (event 'problem_changed' marks the point)",
+            run_id,
+        )
 
 
 async def start_run(
@@ -83,13 +110,17 @@ async def _session(
     availability = cls.availability()
     if not availability.available:
         raise ConfigError(f"evaluator {cls.name!r} cannot run here: {availability.reason}")
+    digest = problem_digest(problem)
     with archive.transaction():
         if run.status == "running" and event == "run_resume":
             # The previous session never recorded an end: it was killed.
             archive.record_event(run.id, "unclean_stop", data={"previous_status": run.status})
+        _check_problem_unchanged(archive, run.id, digest)
         archive.update_run(run.id, status="running", stop_reason=None)
         archive.record_event(
-            run.id, event, data={"budget": config.budget, "evaluations": run.evaluations}
+            run.id,
+            event,
+            data={"budget": config.budget, "evaluations": run.evaluations, "problem": digest},
         )
     islands = Islands(archive, run.id, config.islands, strategy)
     async with cls(problem, workers=config.workers) as evaluator:

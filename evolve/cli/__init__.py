@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import click
 
 from evolve.cli._common import main_group
@@ -30,6 +32,8 @@ for command in (run, resume, status, top, show, plugins_command, problems_comman
 def main() -> None:
     from plugins import load_plugins, pm
 
+    # Diagnostics go to stderr, results to stdout.
+    logging.basicConfig(level=logging.WARNING, format="evoforge: %(levelname)s: %(message)s")
     load_plugins()
     pm.hook.register_commands(cli=cli)
     cli()

@@ -6,6 +6,7 @@ import asyncio
 import os
 import sqlite3
 import time
+from pathlib import Path
 
 import pytest
 
@@ -86,6 +87,19 @@ def test_resume_of_a_run_whose_problem_moved_says_so(tiny, tmp_path):
     os.rename(tiny, tiny + "-moved")
     with pytest.raises(ConfigError, match="no longer exists"):
         asyncio.run(resume_run(info.id, tmp_path / "mv.db", budget=5))
+
+
+def test_resume_after_the_problem_changed_warns_and_marks_the_point(tiny, tmp_path, caplog):
+    info, _ = run(RunConfig(problem=tiny, budget=3, workers=1), tmp_path / "pc.db")
+    asyncio.run(resume_run(info.id, tmp_path / "pc.db", budget=4))  # unchanged: no event
+    spec = Path(tiny) / "problem.py"
+    spec.write_text(spec.read_text().replace("(b - 2.0)", "(b - 2.5)"))
+    asyncio.run(resume_run(info.id, tmp_path / "pc.db", budget=6))
+    with Archive(tmp_path / "pc.db") as archive:
+        kinds = [e.kind for e in archive.events(info.id)]
+    assert kinds.count("problem_changed") == 1
+    assert kinds.index("problem_changed") > kinds.index("run_resume")
+    assert "problem spec or seed changed" in caplog.text
 
 
 def test_resume_of_a_spent_run_says_how_to_continue(tiny, tmp_path):
