@@ -91,22 +91,10 @@ class RunConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, origin: str = "config") -> RunConfig:
         data = dict(data)
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(
-                f"{origin}: unknown setting(s) {', '.join(unknown)}; known: "
-                f"{', '.join(sorted(known))}"
-            )
+        _reject_unknown(cls, data, f"{origin}: unknown setting(s)")
         islands = data.pop("islands", None) or {}
         if not isinstance(islands, IslandConfig):
-            island_known = {f.name for f in dataclasses.fields(IslandConfig)}
-            bad = sorted(set(islands) - island_known)
-            if bad:
-                raise ConfigError(
-                    f"{origin}: unknown [islands] setting(s) {', '.join(bad)}; "
-                    f"known: {', '.join(sorted(island_known))}"
-                )
+            _reject_unknown(IslandConfig, islands, f"{origin}: unknown [islands] setting(s)")
             try:
                 islands = IslandConfig(**islands)
             except (TypeError, ValueError) as exc:
@@ -115,6 +103,13 @@ class RunConfig:
             return cls(islands=islands, **data)
         except TypeError as exc:
             raise ConfigError(f"{origin}: {exc}") from None
+
+
+def _reject_unknown(kind: type, data: dict[str, Any], what: str) -> None:
+    known = {f.name for f in dataclasses.fields(kind)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"{what} {', '.join(unknown)}; known: {', '.join(sorted(known))}")
 
 
 def load_config_file(path: Path) -> dict[str, Any]:

@@ -131,6 +131,9 @@ class Controller:
             tokens_in=run.tokens_in or 0,
             tokens_out=run.tokens_out or 0,
             status_counts=Counter(archive.status_counts(run.id)),
+            island_best={
+                i: archive.island_state(run.id, i).best_score for i in range(config.islands.count)
+            },
         )
         self._next_seq = self._resume_seq = run.next_seq
         self._reserved = 0  # dispatched candidates that may still consume an evaluation
@@ -341,14 +344,14 @@ class Controller:
             self.archive.add_program(program)
             outcome = self.islands.record(program) if evaluated else Outcome()
             self._record_call(program.seq, completion, program.id)
-            self._account(program, evaluated=evaluated, completion=completion)
+            self._account(program, evaluated=evaluated)
         self.timings.overhead_s.append(overhead + time.perf_counter() - tick)
         self._notify(program, outcome)
 
     def _commit_duplicate(self, seq: int, completion: _llm.Completion) -> None:
         with self.archive.transaction():
             self._record_call(seq, completion, None)
-            self.archive.bump_run(self.run.id, duplicates=1, **self._token_bumps(completion))
+            self.archive.bump_run(self.run.id, duplicates=1)
             self._advance(seq)
         self.snapshot.duplicates += 1
         self._failed_streak += 1
@@ -370,6 +373,7 @@ class Controller:
         self._report()
 
     def _record_call(self, seq: int, completion: _llm.Completion, pid: str | None) -> None:
+        """Store the call and add its tokens and cost to the run (inside the transaction)."""
         self.archive.record_llm_call(
             self.run.id,
             seq=seq,
@@ -381,28 +385,18 @@ class Controller:
             completion_tokens=completion.completion_tokens,
             cost_usd=completion.cost_usd,
         )
-
-    def _token_bumps(self, completion: _llm.Completion | None) -> dict[str, float]:
-        if completion is None:
-            return {}
-        bumps: dict[str, float] = {
-            "tokens_in": completion.prompt_tokens or 0,
-            "tokens_out": completion.completion_tokens or 0,
-        }
-        if completion.cost_usd is not None:
+        tokens_in, tokens_out = completion.prompt_tokens or 0, completion.completion_tokens or 0
+        bumps: dict[str, float] = {"tokens_in": tokens_in, "tokens_out": tokens_out}
+        if completion.cost_usd is not None:  # unknown cost adds nothing rather than zero
             bumps["cost_usd"] = completion.cost_usd
-        self.snapshot.tokens_in += int(bumps["tokens_in"])
-        self.snapshot.tokens_out += int(bumps["tokens_out"])
-        return bumps
+        self.archive.bump_run(self.run.id, **bumps)
+        self.snapshot.tokens_in += tokens_in
+        self.snapshot.tokens_out += tokens_out
 
-    def _account(
-        self, program: Program, *, evaluated: bool, completion: _llm.Completion | None = None
-    ) -> None:
+    def _account(self, program: Program, *, evaluated: bool) -> None:
         """Run counters, best-so-far and the next sequence number: inside the transaction."""
         snap = self.snapshot
-        self.archive.bump_run(
-            self.run.id, evaluations=int(evaluated), attempts=1, **self._token_bumps(completion)
-        )
+        self.archive.bump_run(self.run.id, evaluations=int(evaluated), attempts=1)
         if program.score is not None and (
             snap.best_score is None or program.score > snap.best_score
         ):

@@ -10,10 +10,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from archive import Archive, RunInfo
+from evaluators import Evaluator
 from evolve._config import ConfigError, RunConfig
 from evolve._controller import Controller, Progress, SessionReport
-from islands import Islands, resolve_strategy
-from plugins import evaluator_class, problems, selection_strategies
+from islands import Islands, Strategy
+from plugins import evaluator_class, problems, selection_strategy
 from problems import Problem, load_problem
 
 log = logging.getLogger("evoforge")
@@ -60,10 +61,10 @@ async def start_run(
     config: RunConfig, db: Path, *, progress: Progress | None = None
 ) -> tuple[RunInfo, SessionReport]:
     problem = resolve_problem(config.problem)
-    strategy = resolve_strategy(config.islands.selection, selection_strategies())
+    parts = _prepare(problem, config)  # before the run exists: a bad setting leaves no trace
     with Archive(db) as archive:
         run = archive.create_run(problem, config=config.to_dict(), seed=config.seed)
-        return run, await _session(archive, run, problem, config, strategy, "run_start", progress)
+        return run, await _session(archive, run, problem, config, parts, "run_start", progress)
 
 
 async def resume_run(
@@ -93,8 +94,18 @@ async def resume_run(
                 "longer exists; put the problem back there to resume it"
             )
         problem = load_problem(run.problem_path)
-        strategy = resolve_strategy(config.islands.selection, selection_strategies())
-        return run, await _session(archive, run, problem, config, strategy, "run_resume", progress)
+        parts = _prepare(problem, config)
+        return run, await _session(archive, run, problem, config, parts, "run_resume", progress)
+
+
+def _prepare(problem: Problem, config: RunConfig) -> tuple[Strategy, type[Evaluator]]:
+    """Resolve the selection strategy and the evaluator, and check it can run on this host."""
+    strategy = selection_strategy(config.islands.selection)
+    cls = evaluator_class(problem.evaluator)
+    availability = cls.availability()
+    if not availability.available:
+        raise ConfigError(f"evaluator {cls.name!r} cannot run here: {availability.reason}")
+    return strategy, cls
 
 
 async def _session(
@@ -102,14 +113,11 @@ async def _session(
     run: RunInfo,
     problem: Problem,
     config: RunConfig,
-    strategy,
+    parts: tuple[Strategy, type[Evaluator]],
     event: str,
     progress: Progress | None,
 ) -> SessionReport:
-    cls = evaluator_class(problem.evaluator)
-    availability = cls.availability()
-    if not availability.available:
-        raise ConfigError(f"evaluator {cls.name!r} cannot run here: {availability.reason}")
+    strategy, cls = parts
     digest = problem_digest(problem)
     with archive.transaction():
         if run.status == "running" and event == "run_resume":

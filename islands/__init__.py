@@ -5,7 +5,14 @@ the best elites migrate along a ring; stagnant islands are reseeded from the bes
 All state lives in SQLite, so islands are rebuilt exactly on resume.
 """
 
-from islands._islands import GLOBAL, IslandConfig, Islands, Outcome, Selection, resolve_strategy
+from islands._islands import (
+    GLOBAL,
+    IslandConfig,
+    Islands,
+    Outcome,
+    Selection,
+    Strategy,
+)
 from islands._selection import BUILTIN_STRATEGIES, fitness_weighted, rank, tournament, uniform
 
 __all__ = [
@@ -15,11 +22,11 @@ __all__ = [
     "Islands",
     "Outcome",
     "Selection",
+    "Strategy",
     # selection
     "BUILTIN_STRATEGIES",
     "fitness_weighted",
     "rank",
-    "resolve_strategy",
     "tournament",
     "uniform",
 ]

@@ -228,11 +228,3 @@ class Islands:
             self.archive.set_island_state(
                 self.run_id, island, best_score=score, evals_since_improvement=0
             )
-
-
-def resolve_strategy(name: str, strategies: dict[str, Strategy]) -> Strategy:
-    if name not in strategies:
-        raise ValueError(
-            f"unknown selection strategy {name!r}; choose one of {', '.join(sorted(strategies))}"
-        )
-    return strategies[name]

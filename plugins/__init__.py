@@ -31,6 +31,7 @@ from plugins._manager import (
     pm,
     problems,
     selection_strategies,
+    selection_strategy,
 )
 
 __all__ = [
@@ -50,4 +51,5 @@ __all__ = [
     "plugin_names",
     "problems",
     "selection_strategies",
+    "selection_strategy",
 ]

@@ -86,15 +86,10 @@ def _collect(hook: Callable[..., Any], kind: str) -> dict[str, Any]:
 def evaluators() -> dict[str, type[Evaluator]]:
     """Evaluator classes by name."""
     load_plugins()
-    found: dict[str, type[Evaluator]] = {}
-
-    def register(cls: type[Evaluator]) -> None:
-        if cls.name in found and found[cls.name] is not cls:
-            raise PluginError(f"two plugins register the evaluator {cls.name!r}")
-        found[cls.name] = cls
-
-    pm.hook.register_evaluators(register=register)
-    return found
+    return _collect(
+        lambda register: pm.hook.register_evaluators(register=lambda cls: register(cls.name, cls)),
+        "evaluator",
+    )
 
 
 def evaluator_class(name: str) -> type[Evaluator]:
@@ -116,6 +111,16 @@ def problems() -> dict[str, str]:
 def selection_strategies() -> dict[str, Callable[..., int]]:
     load_plugins()
     return _collect(pm.hook.register_selection_strategies, "selection strategy")
+
+
+def selection_strategy(name: str) -> Callable[..., int]:
+    found = selection_strategies()
+    if name not in found:
+        raise PluginError(
+            f"no selection strategy {name!r}; choose one of {', '.join(sorted(found))} "
+            "(or install the plugin that provides it)"
+        )
+    return found[name]
 
 
 def model_providers() -> dict[str, Callable[[], None]]:

@@ -99,3 +99,13 @@ def test_malformed_problem_is_one_clear_line(tmp_path):
     )
     assert result.exit_code == 1
     assert "problem.py: evaluate: missing" in result.output
+
+
+def test_unknown_selection_strategy_is_one_clear_line_and_stores_no_run(tmp_path):
+    db = tmp_path / "s.db"
+    args = ["run", "trivial", "--selection", "nope", "-q", "--db", str(db)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1
+    assert "no selection strategy 'nope'; choose one of" in result.output
+    assert "Traceback" not in result.output
+    assert not db.exists()  # validated before the archive is touched
