@@ -41,6 +41,16 @@ class Evaluator(abc.ABC):
     def availability(cls) -> Availability:
         return Availability(True)
 
+    @classmethod
+    def unmeasurable(cls, problem: Problem) -> dict[str, str]:
+        """Objectives of ``problem`` this evaluator cannot measure on this host, each with why.
+
+        A kernel evaluator without a GPU can check correctness but cannot time a kernel: it
+        names the timing objectives here, and the run then ranks by the first objective it
+        can measure (the session says so and records it) instead of by a made-up number.
+        """
+        return {}
+
     async def start(self) -> None:  # noqa: B027 - optional hook
         """Start worker processes; called once before the first ``evaluate``."""
 
