@@ -6,7 +6,7 @@ import asyncio
 import hashlib
 import logging
 import signal
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from archive import Archive, RunInfo
@@ -40,20 +40,39 @@ def problem_digest(problem: Problem) -> str:
     return hashlib.sha256(content).hexdigest()
 
 
-def _check_problem_unchanged(archive: Archive, run_id: str, digest: str) -> None:
-    """Record (and log) a ``problem_changed`` event when the spec differs from last session's.
+def _check_problem_unchanged(
+    archive: Archive, run_id: str, digest: str, ranked_by: list[str]
+) -> None:
+    """Record (and log) an event when the spec, or what this host can measure, differs from
+    the last session's.
 
-    A changed ``evaluate()`` may be a deliberate fix, so this warns rather than refuses: scores
-    from before and after may not be comparable, and the event marks where that happened.
+    A changed ``evaluate()`` may be a deliberate fix, and a run may move to a host with a GPU,
+    so this warns rather than refuses: scores from before and after may not be comparable, and
+    the event (``problem_changed`` / ``objectives_changed``) marks where that happened.
     """
     sessions = [e for e in archive.events(run_id) if e.kind in ("run_start", "run_resume")]
-    previous = next((e.data.get("problem") for e in reversed(sessions)), None)
-    if previous is not None and previous != digest:
-        archive.record_event(run_id, "problem_changed", data={"from": previous, "to": digest})
+    if not sessions:
+        return
+    last = sessions[-1].data
+    if last.get("problem") not in (None, digest):
+        archive.record_event(
+            run_id, "problem_changed", data={"from": last["problem"], "to": digest}
+        )
         log.warning(
             "run %s: the problem spec or seed changed since the last session; scores from "
             "before and after may not be comparable (event 'problem_changed' marks the point)",
             run_id,
+        )
+    if last.get("objectives") not in (None, ranked_by):
+        archive.record_event(
+            run_id, "objectives_changed", data={"from": last["objectives"], "to": ranked_by}
+        )
+        log.warning(
+            "run %s: the last session ranked by %s, this host ranks by %s; scores from before "
+            "and after are not comparable (event 'objectives_changed' marks the point)",
+            run_id,
+            last["objectives"][0],
+            ranked_by[0],
         )
 
 
@@ -98,14 +117,52 @@ async def resume_run(
         return run, await _session(archive, run, problem, config, parts, "run_resume", progress)
 
 
-def _prepare(problem: Problem, config: RunConfig) -> tuple[Strategy, type[Evaluator]]:
+@dataclass(frozen=True)
+class _Parts:
+    """What a session needs besides the archive: resolved once, before a run is created."""
+
+    strategy: Strategy
+    evaluator: type[Evaluator]
+    problem: Problem  # the problem as this host can score it (see measurable_problem)
+    unmeasurable: dict[str, str]
+
+
+def _prepare(problem: Problem, config: RunConfig) -> _Parts:
     """Resolve the selection strategy and the evaluator, and check it can run on this host."""
     strategy = selection_strategy(config.islands.selection)
     cls = evaluator_class(problem.evaluator)
     availability = cls.availability()
     if not availability.available:
         raise ConfigError(f"evaluator {cls.name!r} cannot run here: {availability.reason}")
-    return strategy, cls
+    measured, missing = measurable_problem(problem, cls)
+    return _Parts(strategy, cls, measured, missing)
+
+
+def measurable_problem(problem: Problem, cls: type[Evaluator]) -> tuple[Problem, dict[str, str]]:
+    """``problem`` without the objectives ``cls`` cannot measure on this host, and why not.
+
+    A Triton kernel on a machine without a GPU can be checked for correctness but not timed:
+    rather than rank by a made-up speedup, the run ranks by the first objective that is
+    measured (the objectives keep their declared order).
+
+    Raises:
+        ConfigError: no objective of the problem can be measured here.
+    """
+    missing = {
+        name: why
+        for name, why in cls.unmeasurable(problem).items()
+        if name in {o.name for o in problem.objectives}
+    }
+    if not missing:
+        return problem, {}
+    kept = tuple(o for o in problem.objectives if o.name not in missing)
+    if not kept:
+        reasons = "; ".join(f"{name}: {why}" for name, why in missing.items())
+        raise ConfigError(
+            f"evaluator {cls.name!r} can measure none of {problem.name}'s objectives on this "
+            f"host ({reasons}); run it on a host that has the device"
+        )
+    return replace(problem, objectives=kept), missing
 
 
 async def _session(
@@ -113,27 +170,47 @@ async def _session(
     run: RunInfo,
     problem: Problem,
     config: RunConfig,
-    parts: tuple[Strategy, type[Evaluator]],
+    parts: _Parts,
     event: str,
     progress: Progress | None,
 ) -> SessionReport:
-    strategy, cls = parts
     digest = problem_digest(problem)
+    ranked_by = [o.name for o in parts.problem.objectives]
+    if parts.unmeasurable:
+        log.warning(
+            "run %s: %s cannot be measured on this host (%s); this session ranks programs by %s",
+            run.id,
+            ", ".join(parts.unmeasurable),
+            "; ".join(sorted(set(parts.unmeasurable.values()))),
+            ranked_by[0],
+        )
     with archive.transaction():
         if run.status == "running" and event == "run_resume":
             # The previous session never recorded an end: it was killed.
             archive.record_event(run.id, "unclean_stop", data={"previous_status": run.status})
-        _check_problem_unchanged(archive, run.id, digest)
+        _check_problem_unchanged(archive, run.id, digest, ranked_by)
         archive.update_run(run.id, status="running", stop_reason=None)
         archive.record_event(
             run.id,
             event,
-            data={"budget": config.budget, "evaluations": run.evaluations, "problem": digest},
+            data={
+                "budget": config.budget,
+                "evaluations": run.evaluations,
+                "problem": digest,
+                "objectives": ranked_by,
+                "unmeasurable": parts.unmeasurable,
+            },
         )
-    islands = Islands(archive, run.id, config.islands, strategy)
-    async with cls(problem, workers=config.workers) as evaluator:
+    islands = Islands(archive, run.id, config.islands, parts.strategy)
+    async with parts.evaluator(parts.problem, workers=config.workers) as evaluator:
         controller = Controller(
-            archive, archive.run(run.id), problem, config, evaluator, islands, progress=progress
+            archive,
+            archive.run(run.id),
+            parts.problem,
+            config,
+            evaluator,
+            islands,
+            progress=progress,
         )
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
