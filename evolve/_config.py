@@ -35,6 +35,10 @@ class RunConfig:
             ``2 * workers`` for the offline model and ``8 * workers`` for remote ones).
         max_failed_streak: stop (failed) after this many attempts in a row produced nothing
             evaluable (edit/syntax errors, duplicates, model errors).
+        usd_budget: stop (finished) once the model calls' known cost reaches this many US
+            dollars (calls of unknown price add nothing; None: no limit).
+        token_budget: stop (finished) once prompt + completion tokens reach this (None: no
+            limit).
         islands: the island model.
     """
 
@@ -49,6 +53,8 @@ class RunConfig:
     workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
     llm_concurrency: int | None = None
     max_failed_streak: int = 200
+    usd_budget: float | None = None
+    token_budget: int | None = None
     islands: IslandConfig = field(default_factory=IslandConfig)
 
     def __post_init__(self) -> None:
@@ -62,6 +68,12 @@ class RunConfig:
             ),
             (self.max_wall_s is None or self.max_wall_s > 0, "max_wall_s", "must be positive"),
             (self.max_failed_streak >= 1, "max_failed_streak", "must be at least 1"),
+            (self.usd_budget is None or self.usd_budget > 0, "usd_budget", "must be positive"),
+            (
+                self.token_budget is None or self.token_budget > 0,
+                "token_budget",
+                "must be positive",
+            ),
             (
                 "/" in self.model,
                 "model",

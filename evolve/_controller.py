@@ -67,6 +67,8 @@ class Snapshot:
     model_errors: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    cost_usd: float = 0.0  # known cost only; calls of unknown price are counted apart
+    unpriced_calls: int = 0
 
     @property
     def evals_per_s(self) -> float:
@@ -130,6 +132,7 @@ class Controller:
             best_program_id=run.best_program_id,
             tokens_in=run.tokens_in or 0,
             tokens_out=run.tokens_out or 0,
+            cost_usd=run.cost_usd or 0.0,
             status_counts=Counter(archive.status_counts(run.id)),
             island_best={
                 i: archive.island_state(run.id, i).best_score for i in range(config.islands.count)
@@ -389,6 +392,9 @@ class Controller:
         bumps: dict[str, float] = {"tokens_in": tokens_in, "tokens_out": tokens_out}
         if completion.cost_usd is not None:  # unknown cost adds nothing rather than zero
             bumps["cost_usd"] = completion.cost_usd
+            self.snapshot.cost_usd += completion.cost_usd
+        else:
+            self.snapshot.unpriced_calls += 1
         self.archive.bump_run(self.run.id, **bumps)
         self.snapshot.tokens_in += tokens_in
         self.snapshot.tokens_out += tokens_out
@@ -447,6 +453,9 @@ class Controller:
             return Ending(
                 "finished", f"wall-time budget of {self.config.max_wall_s:g} s reached", drain=False
             )
+        spent = self._spending_ending()
+        if spent is not None:
+            return spent
         if self._failed_streak >= self.config.max_failed_streak:
             return Ending(
                 "failed",
@@ -455,6 +464,21 @@ class Controller:
                 "duplicates); check the model and the prompt, then `evoforge "
                 "resume` the run",
                 drain=False,
+            )
+        return None
+
+    def _spending_ending(self) -> Ending | None:
+        """USD and token budgets: calls already in flight are paid for, so let them finish."""
+        snap, config = self.snapshot, self.config
+        if config.usd_budget is not None and snap.cost_usd >= config.usd_budget:
+            return Ending(
+                "finished",
+                f"USD budget of ${config.usd_budget:g} reached (${snap.cost_usd:.4f} spent)",
+            )
+        tokens = snap.tokens_in + snap.tokens_out
+        if config.token_budget is not None and tokens >= config.token_budget:
+            return Ending(
+                "finished", f"token budget of {config.token_budget} reached ({tokens} used)"
             )
         return None
 

@@ -59,8 +59,13 @@ def render(s: Snapshot) -> Group:
             f"[bold]{s.run_id}[/]  evaluations {s.evaluations}/{s.budget}  "
             f"{s.evals_per_s:.1f} eval/s  best [bold green]{best}[/]"
         ),
-        Text(f"  {statuses}  tokens in/out {s.tokens_in}/{s.tokens_out}", style="dim"),
+        Text(f"  {statuses}  tokens in/out {s.tokens_in}/{s.tokens_out}  {_cost(s)}", style="dim"),
     ]
     if islands:
         lines.append(Text(f"  island bests {islands}", style="dim"))
     return Group(*lines)
+
+
+def _cost(s: Snapshot) -> str:
+    unpriced = f" (+{s.unpriced_calls} calls of unknown price)" if s.unpriced_calls else ""
+    return f"cost ${s.cost_usd:.4f}{unpriced}"

@@ -91,21 +91,44 @@ async def resume_run(
     db: Path,
     *,
     budget: int | None = None,
+    usd_budget: float | None = None,
+    token_budget: int | None = None,
     progress: Progress | None = None,
 ) -> tuple[RunInfo, SessionReport]:
-    """Continue a run from the archive; ``budget`` raises its evaluation budget."""
+    """Continue a run from the archive; ``budget``, ``usd_budget`` and ``token_budget`` raise
+    its budgets."""
     with Archive(db) as archive:
         run = archive.run(run_id) if run_id else archive.latest_run()
         if run is None:
             raise ConfigError(f"{db} has no runs to resume; start one with `evoforge run`")
         config = RunConfig.from_dict(run.config, origin=f"run {run.id}")
-        if budget is not None:
-            config = replace(config, budget=budget)
+        raised = {
+            name: value
+            for name, value in (
+                ("budget", budget),
+                ("usd_budget", usd_budget),
+                ("token_budget", token_budget),
+            )
+            if value is not None
+        }
+        if raised:
+            config = replace(config, **raised)
             archive.update_run(run.id, config=config.to_dict())
         if run.evaluations >= config.budget:
             raise ConfigError(
                 f"run {run.id} already spent its budget of {config.budget} "
                 "evaluations; pass --budget N with a larger N to continue it"
+            )
+        if config.usd_budget is not None and (run.cost_usd or 0.0) >= config.usd_budget:
+            raise ConfigError(
+                f"run {run.id} already spent its USD budget of ${config.usd_budget:g}; pass "
+                "--usd-budget X with a larger X to continue it"
+            )
+        tokens = (run.tokens_in or 0) + (run.tokens_out or 0)
+        if config.token_budget is not None and tokens >= config.token_budget:
+            raise ConfigError(
+                f"run {run.id} already used its token budget of {config.token_budget}; pass "
+                "--token-budget N with a larger N to continue it"
             )
         if not Path(run.problem_path).exists():
             raise ConfigError(

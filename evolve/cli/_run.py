@@ -16,6 +16,15 @@ def _quiet_option(func):
     return click.option("--quiet", "-q", is_flag=True, help="No live progress on stderr.")(func)
 
 
+def _spending_options(func):
+    func = click.option(
+        "--token-budget", type=int, help="Stop once model calls used this many tokens."
+    )(func)
+    return click.option(
+        "--usd-budget", type=float, help="Stop once model calls cost this many US dollars."
+    )(func)
+
+
 @click.command()
 @click.argument("problem")
 @click.option("--budget", type=int, help="Evaluations to spend, the seed's included.")
@@ -29,6 +38,7 @@ def _quiet_option(func):
 @click.option("--workers", type=int, help="Evaluations in flight (default: CPU cores).")
 @click.option("--llm-concurrency", type=int, help="Model calls in flight.")
 @click.option("--max-wall", "max_wall_s", type=float, help="Wall-time budget in seconds.")
+@_spending_options
 @click.option(
     "--selection",
     help="Parent selection: uniform, tournament, rank, fitness_weighted, or a plugin's.",
@@ -67,9 +77,10 @@ def run(problem, config_file, db, quiet, islands, selection, **flags):
 @click.command()
 @click.argument("run_id", required=False)
 @click.option("--budget", type=int, help="Raise the run's evaluation budget.")
+@_spending_options
 @db_option
 @_quiet_option
-def resume(run_id, budget, db, quiet):
+def resume(run_id, budget, usd_budget, token_budget, db, quiet):
     """Continue RUN_ID (default: the latest run) after any stop, kill -9 included.
 
     \b
@@ -81,7 +92,16 @@ def resume(run_id, budget, db, quiet):
 
     require_db(db)
     _run_to_end(
-        lambda progress: resume_run(run_id, db, budget=budget, progress=progress), db, quiet
+        lambda progress: resume_run(
+            run_id,
+            db,
+            budget=budget,
+            usd_budget=usd_budget,
+            token_budget=token_budget,
+            progress=progress,
+        ),
+        db,
+        quiet,
     )
 
 
