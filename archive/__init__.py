@@ -8,6 +8,14 @@
 
 from archive._archive import Archive
 from archive._errors import ArchiveError
+from archive._feedback import (
+    REPAIRABLE,
+    AttemptOutcome,
+    attempt_outcomes,
+    failed_children,
+    model_outcomes,
+    repairable_failures,
+)
 from archive._migrations import migrations
 from archive._program import Program, attempt_id, program_id
 from archive._records import Elite, Event, IslandState, LlmCall, RunInfo, RunStatus
@@ -33,4 +41,11 @@ __all__ = [
     "AddStatus",
     "ArchiveStats",
     "Elite",
+    # feedback for prompts
+    "REPAIRABLE",
+    "AttemptOutcome",
+    "attempt_outcomes",
+    "failed_children",
+    "model_outcomes",
+    "repairable_failures",
 ]

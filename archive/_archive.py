@@ -28,8 +28,10 @@ BUSY_TIMEOUT_MS = 10_000  # a reader (`evoforge status`) may hold the file brief
 _EVENT_COLUMNS = "id, run_id, kind, seq, island, data_json, created_at"
 _LLM_COLUMNS = (
     "id", "run_id", "seq", "model", "latency_s", "status", "program_id", "prompt_tokens",
-    "completion_tokens", "cost_usd", "error", "created_at",
+    "completion_tokens", "cost_usd", "error", "created_at", "attempt", "error_kind",
+    "status_code", "retry_after_s", "waited_s",
 )  # fmt: skip
+_LLM_STATUSES = ("ok", "error", "retry")
 _PAGE = 512  # rows per query when iterating, so no read statement stays open between pages
 
 
@@ -265,24 +267,45 @@ class Archive(Runs, Grids):
         completion_tokens: int | None = None,
         cost_usd: float | None = None,
         error: str | None = None,
+        attempt: int = 1,
+        error_kind: str | None = None,
+        status_code: int | None = None,
+        retry_after_s: float | None = None,
+        waited_s: float | None = None,
     ) -> int:
-        """Log one model call; returns its id. Unknown tokens or cost stay None, never 0.
+        """Log one attempt of a model call; returns its id. Unknown tokens or cost stay None,
+        never 0.
+
+        Args:
+            status: ``ok`` (it answered), ``error`` (the call's last failed attempt) or
+                ``retry`` (a failed attempt that was tried again).
+            attempt: 1-based number of the attempt within its call.
+            error_kind: why it failed (``evolve._retry.KINDS``); None when ok.
+            status_code: the HTTP status of a failed attempt, when there was one.
+            retry_after_s: the provider's ``Retry-After`` in seconds, when it sent one.
+            waited_s: seconds waited after this attempt before the next.
 
         Raises:
-            ValueError: ``status`` is not ``ok`` or ``error``.
+            ValueError: an unknown ``status`` or an ``attempt`` below 1.
         """
-        if status not in ("ok", "error"):
-            raise ValueError(f"LLM call status must be 'ok' or 'error', got {status!r}")
+        if status not in _LLM_STATUSES:
+            raise ValueError(
+                f"LLM call status must be 'ok' or 'error' (or 'retry' for a failed attempt "
+                f"that was tried again), got {status!r}"
+            )
+        if attempt < 1:
+            raise ValueError(f"LLM call attempt numbers start at 1, got {attempt!r}")
         cursor = self.conn.execute(
             f"INSERT INTO llm_calls ({', '.join(_LLM_COLUMNS[1:])}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"VALUES ({', '.join('?' * (len(_LLM_COLUMNS) - 1))})",
             (run_id, seq, model, latency_s, status, program_id, prompt_tokens,
-             completion_tokens, cost_usd, error, time.time()),
+             completion_tokens, cost_usd, error, time.time(), attempt, error_kind,
+             status_code, retry_after_s, waited_s),
         )  # fmt: skip
         return cursor.lastrowid
 
     def llm_calls(self, run_id: str) -> list[LlmCall]:
-        """The run's model calls in ``seq`` order."""
+        """The run's model call attempts in ``seq`` order (attempts of one call in order)."""
         rows = self.conn.execute(
             f"SELECT {', '.join(_LLM_COLUMNS)} FROM llm_calls WHERE run_id = ? ORDER BY seq, id",
             (run_id,),

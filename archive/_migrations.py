@@ -182,6 +182,21 @@ def m001_initial(db: Database) -> None:
     llm_calls.create_index(["run_id", "seq"], index_name="idx_llm_calls_run_seq")
 
 
+@migrations()
+def m002_llm_call_attempts(db: Database) -> None:
+    """llm_calls holds one row per attempt: its number, why it failed, and the waits.
+
+    ``status`` may now also be ``retry``: a failed attempt that was tried again. Rows written
+    before this migration were whole calls and read as attempt 1.
+    """
+    llm_calls = db["llm_calls"]
+    llm_calls.add_column("attempt", int, not_null_default=1)  # 1-based
+    llm_calls.add_column("error_kind", str)  # evolve._retry.KINDS; NULL when ok
+    llm_calls.add_column("status_code", int)  # HTTP status of a failed attempt, if any
+    llm_calls.add_column("retry_after_s", float)  # the provider's Retry-After, if sent
+    llm_calls.add_column("waited_s", float)  # waited after this attempt before the next
+
+
 # Names of every migration this version knows, in order; an archive that has applied others
 # was written by a newer evoforge.
 NAMES: tuple[str, ...] = tuple(

@@ -107,7 +107,13 @@ class Event:
 
 @dataclass(frozen=True)
 class LlmCall:
-    """One row of ``llm_calls``. Token counts and cost are None when unknown (never 0)."""
+    """One row of ``llm_calls``: one attempt of a model call. Token counts and cost are None
+    when unknown (never 0).
+
+    ``status`` is ``ok``, ``error`` (the call's last failed attempt) or ``retry`` (a failed
+    attempt that was tried again); ``attempt`` is 1-based; ``error_kind``, ``status_code``,
+    ``retry_after_s`` and ``waited_s`` describe a failed attempt (None when unknown).
+    """
 
     id: int
     run_id: str
@@ -121,3 +127,8 @@ class LlmCall:
     cost_usd: float | None = None
     error: str | None = None
     created_at: float = 0.0
+    attempt: int = 1
+    error_kind: str | None = None
+    status_code: int | None = None
+    retry_after_s: float | None = None
+    waited_s: float | None = None

@@ -17,17 +17,23 @@ and a resumed run, are reproducible.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from archive import Program, program_id
+from archive import Program, model_outcomes, program_id
 from evaluators import EvalResult, Status
 from evolve import _llm
+from evolve._context import PromptContext, gather_context
 from evolve._edits import EditError, apply_edit
+from evolve._memory import OptimizationMemory
+from evolve._models import ModelOutage, ModelPool, ModelSpec
+from evolve._modes import Mode, choose_mode, pick_repair
 from evolve._prompts import build_messages
 from evolve._syntax import check_syntax
 from islands import Outcome
@@ -39,6 +45,13 @@ if TYPE_CHECKING:
     from evolve._config import RunConfig
     from islands import Islands
     from problems import Problem
+
+
+log = logging.getLogger("evoforge")
+
+# A model's raw answer is stored with every attempt it produced; past this it is cut (with a
+# note), so a runaway 1 MB answer is kept as evidence without bloating the archive.
+ANSWER_STORE_CHARS = 200_000
 
 
 class SeedError(RuntimeError):
@@ -65,6 +78,7 @@ class Snapshot:
     session_started: float = field(default_factory=time.monotonic)
     session_evaluations: int = 0
     model_errors: int = 0
+    retries: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0  # known cost only; calls of unknown price are counted apart
@@ -146,6 +160,16 @@ class Controller:
         self._stop_reason = ""
         self._elapsed_base = run.elapsed_s or 0.0
         self._session_start = time.monotonic()
+        self.pool = ModelPool(
+            config.ensemble_specs,
+            policy=config.ensemble,
+            cooldown_s=config.model_cooldown_s,
+            outage_s=config.outage_s,
+        )
+        self.pool.replay(model_outcomes(archive, run.id))  # the bandit remembers across sessions
+        self.memory = OptimizationMemory(refresh_every=config.memory_every)
+        self._repairing: set[str] = set()  # failed programs that candidates are repairing
+        self._outage: str | None = None
 
     # --- public ------------------------------------------------------------------------------
 
@@ -157,7 +181,9 @@ class Controller:
 
     async def run_session(self) -> SessionReport:
         # Importing litellm takes seconds: do it while the seed is evaluated.
-        model_ready = asyncio.create_task(asyncio.to_thread(_llm.prepare, self.config.model))
+        model_ready = asyncio.create_task(
+            asyncio.to_thread(lambda: [_llm.prepare(m.model) for m in self.pool.specs])
+        )
         if self.archive.count_programs(self.run.id) == 0:
             await self._seed()
         await model_ready
@@ -236,56 +262,97 @@ class Controller:
         tick = time.perf_counter()
         rng = np.random.default_rng([self.run.seed, seq])
         selection = self.islands.select(self.islands.island_for(seq), rng)
-        parent = selection.parent
-        messages = build_messages(self.problem, parent, selection.inspirations)
+        modes = self.config.modes
+        failed = pick_repair(
+            self.archive, self.run.id, selection.island, rng, modes, busy=self._repairing
+        )
+        mode = (
+            Mode.REPAIR
+            if failed
+            else choose_mode(rng, modes, can_crossover=bool(selection.inspirations))
+        )
+        context = gather_context(
+            self.archive,
+            self.run.id,
+            self.problem,
+            selection,
+            mode,
+            self.config.prompts,
+            rng,
+            parent=failed,
+            memory=self.memory,
+            evaluations=self.snapshot.evaluations,
+        )
+        messages = build_messages(self.problem, context, self.config.prompts)
+        spec = self.pool.choose(rng)
         model_seed = int(rng.integers(2**31 - 1))
+        if failed is not None:
+            self._repairing.add(failed.id)
         overhead = time.perf_counter() - tick
-        async with model_slots:
-            try:
-                completion = await _llm.complete(
-                    self.config.model,
-                    messages,
-                    seed=model_seed,
-                    temperature=self.config.temperature,
-                    max_tokens=self.config.max_tokens,
-                    api_base=self.config.api_base,
-                )
-            except _llm.ModelError as exc:
-                self._model_failed(seq, str(exc), exc.latency_s)
-                return
+        try:
+            async with model_slots:
+                try:
+                    completion = await _llm.complete(
+                        spec,
+                        messages,
+                        seed=model_seed,
+                        temperature=self.config.temperature,
+                        max_tokens=self.config.max_tokens,
+                        policy=self.config.retry,
+                        rng=np.random.default_rng([self.run.seed, seq, 1]),  # backoff jitter
+                    )
+                except _llm.ModelError as exc:
+                    self._model_failed(seq, spec, exc)
+                    return
+            await self._use_answer(
+                seq, spec, completion, context, selection.island, eval_slots, overhead
+            )
+        finally:
+            if failed is not None:
+                self._repairing.discard(failed.id)
+
+    async def _use_answer(
+        self,
+        seq: int,
+        spec: ModelSpec,
+        completion: _llm.Completion,
+        context: PromptContext,
+        island: int,
+        eval_slots: asyncio.Semaphore,
+        overhead: float,
+    ) -> None:
+        """Apply the answer, check it, evaluate the child and commit the outcome."""
         tick = time.perf_counter()
+        parent = context.parent  # in repair mode, the failed program being fixed
         self.timings.model_s.append(completion.latency_s)
+        mode = Mode(context.mode)
+        partners = (*context.inspirations, *filter(None, [context.second_parent]))
         common = dict(
             seq=seq,
             parent=parent,
-            island=selection.island,
+            island=island,
             model=completion.model,
-            inspirations=selection.inspirations,
-            edit=completion.text,
+            inspirations=partners,
+            edit=_stored_answer(completion.text),
         )
         try:
             applied = apply_edit(parent.source or "", completion.text)
         except EditError as exc:
             failed = EvalResult(Status.EDIT_ERROR, artifacts={"error": str(exc)})
-            self._commit(
-                self._program(source=None, result=failed, **common), completion, tick, overhead
-            )
+            program = self._program(source=None, result=failed, edit_kind=str(mode), **common)
+            self._commit(program, completion, spec, tick, overhead)
             return
+        # A diff-mode answer may come back as a whole program: record what it really was.
+        kind = applied.kind if mode in (Mode.DIFF, Mode.REWRITE) else str(mode)
         child_id = program_id(applied.source)
         if child_id in self._in_flight or self.archive.has_program(self.run.id, child_id):
-            self._commit_duplicate(seq, completion)
+            self._commit_duplicate(seq, completion, spec)
             return
         syntax = check_syntax(applied.source)
         if syntax is not None:
             failed = EvalResult(Status.SYNTAX_ERROR, artifacts={"error": syntax})
-            self._commit(
-                self._program(
-                    source=applied.source, result=failed, edit_kind=applied.kind, **common
-                ),
-                completion,
-                tick,
-                overhead,
-            )
+            program = self._program(source=applied.source, result=failed, edit_kind=kind, **common)
+            self._commit(program, completion, spec, tick, overhead)
             return
         self._in_flight.add(child_id)
         overhead += time.perf_counter() - tick
@@ -298,14 +365,8 @@ class Controller:
             self.timings.eval_s.append(busy)
             result.timings.setdefault("eval_wall_s", busy)
             tick = time.perf_counter()
-            self._commit(
-                self._program(
-                    source=applied.source, result=result, edit_kind=applied.kind, **common
-                ),
-                completion,
-                tick,
-                overhead,
-            )
+            program = self._program(source=applied.source, result=result, edit_kind=kind, **common)
+            self._commit(program, completion, spec, tick, overhead)
         finally:
             self._in_flight.discard(child_id)
 
@@ -340,7 +401,12 @@ class Controller:
     # --- commits -----------------------------------------------------------------------------
 
     def _commit(
-        self, program: Program, completion: _llm.Completion, tick: float, overhead: float
+        self,
+        program: Program,
+        completion: _llm.Completion,
+        spec: ModelSpec,
+        tick: float,
+        overhead: float,
     ) -> None:
         evaluated = program.status.evaluated
         with self.archive.transaction():
@@ -348,35 +414,89 @@ class Controller:
             outcome = self.islands.record(program) if evaluated else Outcome()
             self._record_call(program.seq, completion, program.id)
             self._account(program, evaluated=evaluated)
+        parent_score = self.archive.get_program(self.run.id, program.parent_id).score
+        self.pool.record_success(
+            spec,
+            improved=program.score is not None
+            and (parent_score is None or program.score > parent_score),
+            cost_usd=completion.cost_usd,
+            tokens=_tokens(completion),
+        )
         self.timings.overhead_s.append(overhead + time.perf_counter() - tick)
         self._notify(program, outcome)
 
-    def _commit_duplicate(self, seq: int, completion: _llm.Completion) -> None:
+    def _commit_duplicate(self, seq: int, completion: _llm.Completion, spec: ModelSpec) -> None:
         with self.archive.transaction():
             self._record_call(seq, completion, None)
             self.archive.bump_run(self.run.id, duplicates=1)
             self._advance(seq)
+        self.pool.record_success(
+            spec, improved=False, cost_usd=completion.cost_usd, tokens=_tokens(completion)
+        )
         self.snapshot.duplicates += 1
         self._failed_streak += 1
         self._report()
 
-    def _model_failed(self, seq: int, error: str, latency_s: float) -> None:
+    def _model_failed(self, seq: int, spec: ModelSpec, exc: _llm.ModelError) -> None:
+        """Every attempt of the call goes to the archive; the pool hears of the failure, and
+        when every model has been failing for ``outage_s`` the session ends (failed)."""
+        *retried, last = exc.attempts or (_llm.Attempt(exc.kind, str(exc), exc.latency_s),)
         with self.archive.transaction():
+            self._record_attempts(seq, spec.model, retried)
             self.archive.record_llm_call(
                 self.run.id,
                 seq=seq,
-                model=self.config.model,
-                latency_s=latency_s,
+                model=spec.model,
+                latency_s=last.latency_s,
                 status="error",
-                error=error,
+                error=str(exc),
+                attempt=len(retried) + 1,
+                error_kind=last.kind,
+                status_code=last.status_code,
+                retry_after_s=last.retry_after_s,
             )
             self._advance(seq)
+        log.info("model call %d to %s failed: %s", seq, spec.model, exc)
+        self.pool.record_failure(spec, exc.kind, str(exc))
+        try:
+            self.pool.check_outage()
+        except ModelOutage as outage:
+            self._outage = str(outage)
         self.snapshot.model_errors += 1
+        self.snapshot.retries += len(retried)
         self._failed_streak += 1
         self._report()
 
+    def _record_attempts(self, seq: int, model: str, attempts: Sequence[_llm.Attempt]) -> None:
+        """One ``retry`` row per failed attempt that was retried (inside the transaction)."""
+        for number, attempt in enumerate(attempts, start=1):
+            self.archive.record_llm_call(
+                self.run.id,
+                seq=seq,
+                model=model,
+                latency_s=attempt.latency_s,
+                status="retry",
+                error=attempt.message,
+                attempt=number,
+                error_kind=attempt.kind,
+                status_code=attempt.status_code,
+                retry_after_s=attempt.retry_after_s,
+                waited_s=attempt.waited_s,
+            )
+            log.info(
+                "model call %d to %s: %s (attempt %d), retrying in %.1f s",
+                seq,
+                model,
+                attempt.kind,
+                number,
+                attempt.waited_s,
+            )
+
     def _record_call(self, seq: int, completion: _llm.Completion, pid: str | None) -> None:
-        """Store the call and add its tokens and cost to the run (inside the transaction)."""
+        """Store the call (and its retried attempts) and add its tokens and cost to the run
+        (inside the transaction)."""
+        self._record_attempts(seq, completion.model, completion.attempts)
+        self.snapshot.retries += len(completion.attempts)
         self.archive.record_llm_call(
             self.run.id,
             seq=seq,
@@ -387,6 +507,7 @@ class Controller:
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
             cost_usd=completion.cost_usd,
+            attempt=len(completion.attempts) + 1,
         )
         tokens_in, tokens_out = completion.prompt_tokens or 0, completion.completion_tokens or 0
         bumps: dict[str, float] = {"tokens_in": tokens_in, "tokens_out": tokens_out}
@@ -453,6 +574,12 @@ class Controller:
             return Ending(
                 "finished", f"wall-time budget of {self.config.max_wall_s:g} s reached", drain=False
             )
+        if self._outage is not None:
+            return Ending(
+                "failed",
+                f"{self._outage}; `evoforge resume` continues the run once a model answers",
+                drain=False,
+            )
         spent = self._spending_ending()
         if spent is not None:
             return spent
@@ -498,3 +625,18 @@ class Controller:
             self.snapshot.best_score,
             self.snapshot.best_program_id,
         )
+
+
+def _tokens(completion: _llm.Completion) -> int | None:
+    if completion.prompt_tokens is None and completion.completion_tokens is None:
+        return None
+    return (completion.prompt_tokens or 0) + (completion.completion_tokens or 0)
+
+
+def _stored_answer(text: str) -> str:
+    if len(text) <= ANSWER_STORE_CHARS:
+        return text
+    return (
+        text[:ANSWER_STORE_CHARS]
+        + f"\n[evoforge: answer cut here; it was {len(text)} characters long]"
+    )

@@ -1,28 +1,53 @@
-"""The model client: every model, the offline one included, is called through litellm."""
+"""The model client: every model, the offline one included, is called through litellm.
+
+:func:`complete` makes one call through :func:`evolve._retry.call_with_retries` (litellm and
+the provider SDKs never retry by themselves), reads the key from the spec's ``api_key_env``,
+and accounts tokens and cost (None when unknown, never 0). Importing this module does not
+import litellm (seconds); :func:`prepare` does, off the event loop.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from evolve._models import ModelSpec, ModelSpecError
+from evolve._redact import install_log_redaction, redact
+from evolve._retry import Attempt, EmptyAnswer, ModelError, RetryPolicy, call_with_retries
 from plugins import model_providers
+
+__all__ = [
+    "DEFAULT_POLICY",
+    "Completion",
+    "ModelError",
+    "complete",
+    "prepare",
+    "register_custom_provider",
+]
+
+DEFAULT_POLICY = RetryPolicy()
 
 _ready_prefixes: set[str] = set()
 
 
-class ModelError(RuntimeError):
-    """A model call failed (unreachable, rejected, malformed reply) after ``latency_s``."""
-
-    def __init__(self, message: str, latency_s: float = 0.0) -> None:
-        super().__init__(message)
-        self.latency_s = latency_s
-
-
 @dataclass(frozen=True)
 class Completion:
-    """One model answer with its accounting; ``cost_usd`` is None when the price is unknown."""
+    """One model answer with its accounting.
+
+    Attributes:
+        text: the answer (never empty: an empty one raises ``ModelError(kind="empty")``).
+        model: the model string that answered.
+        latency_s: seconds the successful attempt took.
+        prompt_tokens, completion_tokens: None when the provider did not report usage.
+        cost_usd: None when the price is unknown (never 0 for unknown).
+        attempts: the failed attempts before this answer, oldest first (empty: first try).
+    """
 
     text: str
     model: str
@@ -30,6 +55,7 @@ class Completion:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = None
+    attempts: tuple[Attempt, ...] = ()
 
 
 def _litellm() -> Any:
@@ -52,11 +78,13 @@ def register_custom_provider(prefix: str, handler: Any) -> None:
 
 
 def prepare(model: str) -> None:
-    """Run the set-up of the plugin that provides ``model``'s prefix (once per prefix)."""
+    """Run the set-up of the plugin that provides ``model``'s prefix (once per prefix), and
+    redact keys from the log records of evoforge, litellm and its HTTP clients."""
     prefix = model.split("/", 1)[0]
     if prefix in _ready_prefixes:
         return
     _litellm()
+    install_log_redaction()  # after the import, so that litellm's own loggers exist
     setup = model_providers().get(prefix)
     if setup is not None:
         setup()
@@ -64,45 +92,98 @@ def prepare(model: str) -> None:
 
 
 async def complete(
-    model: str,
+    spec: ModelSpec | str,
     messages: list[dict[str, str]],
     *,
     seed: int,
-    temperature: float,
-    max_tokens: int,
+    temperature: float = 0.7,
+    max_tokens: int = 4096,
     api_base: str | None = None,
-    timeout_s: float = 600.0,
+    policy: RetryPolicy = DEFAULT_POLICY,
+    rng: np.random.Generator | None = None,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
 ) -> Completion:
-    """Ask ``model`` for one answer. Raises :class:`ModelError` on any failure."""
+    """Ask a model for one answer, retrying transient failures.
+
+    Args:
+        spec: the model (a model string is read with :meth:`ModelSpec.from_value`).
+        messages: chat messages.
+        seed: passed to the model (providers that support it sample reproducibly).
+        temperature, max_tokens, api_base: the run's settings, used where ``spec`` leaves
+            its own unset.
+        policy: attempts and waits between them; litellm itself never retries.
+        rng: draws the backoff jitter; None: a generator seeded with ``seed``.
+        sleep: awaited for each wait (tests record waits instead of sleeping).
+
+    Raises:
+        ModelError: the call failed: not retryable, or out of attempts. ``kind`` and
+            ``attempts`` say how; the message is redacted.
+    """
+    spec = ModelSpec.from_value(spec)
     litellm = _litellm()
-    prepare(model)
-    started = time.perf_counter()
+    prepare(spec.model)
     try:
-        response = await litellm.acompletion(
-            model=model,
-            messages=messages,
-            seed=seed,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            api_base=api_base,
-            timeout=timeout_s,
-            num_retries=0,
-        )
-    except Exception as exc:  # litellm maps every provider failure to its own exception types
-        raise ModelError(
-            f"{model}: {type(exc).__name__}: {str(exc)[:500]}", time.perf_counter() - started
-        ) from exc
-    latency = time.perf_counter() - started
-    text = response.choices[0].message.content or ""
-    usage = getattr(response, "usage", None)
-    return Completion(
-        text=text,
-        model=model,
-        latency_s=latency,
-        prompt_tokens=getattr(usage, "prompt_tokens", None),
-        completion_tokens=getattr(usage, "completion_tokens", None),
-        cost_usd=_cost(litellm, response),
+        api_key = spec.read_api_key()
+    except ModelSpecError as exc:
+        attempt = Attempt("auth", redact(str(exc)), 0.0)
+        raise ModelError(str(exc), kind="auth", attempts=(attempt,)) from None
+    kwargs: dict[str, Any] = dict(
+        model=spec.model,
+        messages=messages,
+        seed=seed,
+        temperature=temperature if spec.temperature is None else spec.temperature,
+        max_tokens=max_tokens if spec.max_tokens is None else spec.max_tokens,
+        api_base=spec.api_base or api_base,
+        timeout=spec.timeout_s,
+        num_retries=0,  # retries are ours: one policy, every attempt recorded
+        max_retries=0,  # nor may the provider's SDK retry behind our back
     )
+    if api_key is not None:
+        kwargs["api_key"] = api_key
+    latency = 0.0
+
+    async def attempt() -> Any:
+        nonlocal latency
+        started = time.perf_counter()
+        try:
+            response = await litellm.acompletion(**kwargs)
+        finally:
+            latency = time.perf_counter() - started
+        if not (response.choices[0].message.content or "").strip():
+            raise EmptyAnswer(f"{spec.model} answered with no text")
+        return response
+
+    response, attempts = await call_with_retries(
+        attempt,
+        policy,
+        np.random.default_rng(seed) if rng is None else rng,
+        sleep=sleep,
+        what=spec.model,
+    )
+    prompt_tokens, completion_tokens = _usage(response)
+    return Completion(
+        text=response.choices[0].message.content,
+        model=spec.model,
+        latency_s=latency,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost_usd=_cost(litellm, response) if prompt_tokens is not None else None,
+        attempts=attempts,
+    )
+
+
+def _usage(response: Any) -> tuple[int | None, int | None]:
+    """Prompt and completion tokens; None when the provider reported no usage.
+
+    litellm fills in ``Usage(0, 0, 0)`` when the reply had none; a real answer to a real
+    prompt is never zero tokens, so all-zero means "not reported".
+    """
+    usage = getattr(response, "usage", None)
+    prompt = getattr(usage, "prompt_tokens", None)
+    completion = getattr(usage, "completion_tokens", None)
+    if not prompt and not completion:
+        return None, None
+    return prompt, completion
 
 
 def _cost(litellm: Any, response: Any) -> float | None:

@@ -13,6 +13,7 @@ from archive import Archive, RunInfo
 from evaluators import Evaluator
 from evolve._config import ConfigError, RunConfig
 from evolve._controller import Controller, Progress, SessionReport
+from evolve._prompts import PromptTemplateError, load_templates
 from islands import Islands, Strategy
 from plugins import evaluator_class, problems, selection_strategy
 from problems import Problem, load_problem
@@ -158,6 +159,10 @@ def _prepare(problem: Problem, config: RunConfig) -> _Parts:
     if not availability.available:
         raise ConfigError(f"evaluator {cls.name!r} cannot run here: {availability.reason}")
     measured, missing = measurable_problem(problem, cls)
+    try:
+        load_templates(problem, config.prompts)  # a broken prompt file fails now, not per call
+    except PromptTemplateError as exc:
+        raise ConfigError(str(exc)) from None
     return _Parts(strategy, cls, measured, missing)
 
 

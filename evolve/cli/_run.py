@@ -32,9 +32,23 @@ def _spending_options(func):
 @click.option("--islands", type=int, help="Number of islands.")
 @click.option(
     "--model",
-    help="litellm model string, e.g. openai/gpt-4o-mini (default: the built-in offline/mutator).",
+    "models",
+    multiple=True,
+    help="litellm model string, e.g. openai/gpt-4o-mini (default: the built-in "
+    "offline/mutator). Repeat it for an ensemble; weights and per-model settings go in --config.",
 )
 @click.option("--api-base", help="Endpoint for self-hosted or proxy models.")
+@click.option(
+    "--ensemble",
+    type=click.Choice(["weighted", "ucb1"]),
+    help="How each call picks its model: by weight, or UCB1 on improvement per unit cost.",
+)
+@click.option(
+    "--outage",
+    "outage_s",
+    type=float,
+    help="Stop (exit 1) when every model has failed for this many seconds (default 300).",
+)
 @click.option("--workers", type=int, help="Evaluations in flight (default: CPU cores).")
 @click.option("--llm-concurrency", type=int, help="Model calls in flight.")
 @click.option("--max-wall", "max_wall_s", type=float, help="Wall-time budget in seconds.")
@@ -51,7 +65,7 @@ def _spending_options(func):
 )
 @db_option
 @_quiet_option
-def run(problem, config_file, db, quiet, islands, selection, **flags):
+def run(problem, config_file, db, quiet, islands, selection, models, api_base, **flags):
     """Start an evolution run on PROBLEM (a built-in name, a folder, or a spec file).
 
     \b
@@ -64,6 +78,13 @@ def run(problem, config_file, db, quiet, islands, selection, **flags):
     data = load_config_file(config_file) if config_file else {}
     data["problem"] = problem
     data.update({k: v for k, v in flags.items() if v is not None})
+    if len(models) == 1:  # the command line's model replaces the file's ensemble
+        data["model"] = models[0]
+        data.pop("models", None)
+    elif models:
+        data["models"] = [{"model": m, "api_base": api_base} for m in models]
+    if api_base is not None:
+        data["api_base"] = api_base
     island_data = dict(data.get("islands") or {})
     if islands is not None:
         island_data["count"] = islands

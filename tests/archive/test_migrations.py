@@ -45,7 +45,8 @@ EXPECTED_COLUMNS = {
         "id": "INTEGER", "run_id": "TEXT", "seq": "INTEGER", "program_id": "TEXT",
         "model": "TEXT", "prompt_tokens": "INTEGER", "completion_tokens": "INTEGER",
         "cost_usd": "REAL", "latency_s": "REAL", "status": "TEXT", "error": "TEXT",
-        "created_at": "REAL",
+        "created_at": "REAL", "attempt": "INTEGER", "error_kind": "TEXT",
+        "status_code": "INTEGER", "retry_after_s": "REAL", "waited_s": "REAL",
     },
 }  # fmt: skip
 EXPECTED_PKS = {
@@ -68,7 +69,10 @@ EXPECTED_INDEXES = {
 
 def test_blank_file_gets_every_table(archive: Archive) -> None:
     assert set(archive.db.table_names()) == {*EXPECTED_COLUMNS, "_sqlite_migrations"}
-    assert [m.name for m in migrations.applied(archive.db)] == ["m001_initial"]
+    assert [m.name for m in migrations.applied(archive.db)] == [
+        "m001_initial",
+        "m002_llm_call_attempts",
+    ]
     assert migrations.pending(archive.db) == []
 
 
@@ -137,6 +141,40 @@ def test_file_migrated_by_an_older_writer_opens(tmp_path: Path) -> None:
         assert archive.db.journal_mode == "wal"
         run = archive.run("old")
         assert (run.config, run.status, run.attempts, run.cost_usd) == ({}, "running", 0, 0.0)
+
+
+def test_archive_of_the_first_schema_upgrades(tmp_path: Path) -> None:
+    """An archive written before m002 gains the attempt columns; its calls read as attempt 1."""
+    path = tmp_path / "m001.db"
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m002_llm_call_attempts")
+    assert [m.name for m in migrations.applied(db)] == ["m001_initial"]
+    db.execute(
+        "INSERT INTO runs (id, problem, problem_path, seed, created_at, updated_at) "
+        "VALUES ('old', 'p', '/p', 1, 0, 0)"
+    )
+    db.execute(
+        "INSERT INTO llm_calls (run_id, seq, model, latency_s, status, error, created_at) "
+        "VALUES ('old', 3, 'openai/gpt-4o-mini', 2.5, 'error', 'RateLimitError', 0)"
+    )
+    db.close()
+    with Archive(path) as archive:
+        assert migrations.pending(archive.db) == []
+        columns = {c.name: c.type for c in archive.db["llm_calls"].columns}
+        assert columns == EXPECTED_COLUMNS["llm_calls"]
+        strict = {row[1]: row[5] for row in archive.conn.execute("PRAGMA table_list")}
+        assert strict["llm_calls"] == 1
+        (old,) = archive.llm_calls("old")
+        assert (old.seq, old.status, old.error, old.attempt) == (3, "error", "RateLimitError", 1)
+        assert (old.error_kind, old.status_code, old.retry_after_s, old.waited_s) == (None,) * 4
+        archive.record_llm_call("old", seq=4, model="m", latency_s=0.1, status="retry",
+                                attempt=1, error_kind="rate_limit", status_code=429,
+                                retry_after_s=2.0, waited_s=2.0)  # fmt: skip
+        retried = archive.llm_calls("old")[-1]
+        assert (retried.status, retried.error_kind, retried.status_code) == (
+            "retry", "rate_limit", 429,
+        )  # fmt: skip
+        assert (retried.retry_after_s, retried.waited_s) == (2.0, 2.0)
 
 
 def test_file_from_a_newer_evoforge_is_refused(tmp_path: Path) -> None:

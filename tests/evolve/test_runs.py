@@ -174,7 +174,34 @@ def test_a_model_that_never_helps_fails_the_run_with_a_reason(tiny, tmp_path, sc
         assert archive.count_programs(info.id, Status.EDIT_ERROR) == 5
 
 
-def test_unreachable_model_is_recorded_per_call(tiny, tmp_path):
+def test_unreachable_model_is_recorded_per_attempt(tiny, tmp_path, monkeypatch):
+    config = RunConfig.from_dict(
+        dict(
+            problem=tiny,
+            budget=5,
+            workers=1,
+            model="openai/gpt-4o-mini",
+            api_base="http://127.0.0.1:9/v1",  # nothing listens on the discard port
+            max_failed_streak=2,
+            retry={"max_attempts": 3, "base_s": 0.01, "max_s": 0.02},
+        )
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    info, report = run(config, tmp_path / "m.db")
+    assert report.status == "failed"
+    with Archive(tmp_path / "m.db") as archive:
+        calls = archive.llm_calls(info.id)
+    # two calls, each tried three times: two retried attempts and the one that gave up
+    assert [(c.seq, c.attempt, c.status) for c in calls] == [
+        (1, 1, "retry"), (1, 2, "retry"), (1, 3, "error"),
+        (2, 1, "retry"), (2, 2, "retry"), (2, 3, "error"),
+    ]  # fmt: skip
+    assert [c.error_kind for c in calls] == ["connection"] * 6
+    assert all(c.waited_s > 0 for c in calls if c.status == "retry")
+
+
+def test_missing_key_is_an_auth_failure_and_not_retried(tiny, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     config = RunConfig(
         problem=tiny,
         budget=5,
@@ -187,7 +214,11 @@ def test_unreachable_model_is_recorded_per_call(tiny, tmp_path):
     assert report.status == "failed"
     with Archive(tmp_path / "m.db") as archive:
         calls = archive.llm_calls(info.id)
-    assert len(calls) == 2 and all(c.status == "error" and c.error for c in calls)
+    assert [(c.seq, c.attempt, c.status, c.error_kind) for c in calls] == [
+        (1, 1, "error", "auth"),
+        (2, 1, "error", "auth"),
+    ]
+    assert "OPENAI_API_KEY" in calls[0].error
 
 
 def test_wall_time_budget_stops_the_run(tiny, tmp_path):

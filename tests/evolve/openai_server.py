@@ -1,0 +1,450 @@
+"""A fake OpenAI-compatible chat server on 127.0.0.1, for tests of the model transport.
+
+It is a real HTTP server, so tests exercise litellm, the OpenAI SDK and httpx exactly as a
+remote provider would, with faults scripted by the test instead of the network.
+
+In-process (a ``ThreadingHTTPServer`` in a thread)::
+
+    with OpenAIServer(faults=["429:2", "500", "ok"]) as server:
+        await litellm.acompletion(model="openai/gpt-4o-mini", api_base=server.url, ...)
+        server.requests  # every request: path, headers, JSON body
+
+As a subprocess, so that CLI tests can kill it and restart it on the same port::
+
+    python -m tests.evolve.openai_server --port 0 [--delay S] [--faults SPEC] [--cycle]
+
+prints ``READY http://127.0.0.1:<port>/v1`` on stdout and serves until SIGTERM or SIGINT.
+
+Faults are a script of per-request behaviours, consumed in order (then ``ok`` forever), or
+cycled with ``cycle=True`` / ``--cycle``. A SPEC is the same tokens joined by commas:
+
+- ``ok``: answer normally.
+- ``429``: rate limited, without a ``Retry-After`` header; ``429:N``: with ``Retry-After: N``.
+- any other three-digit code (``500``, ``503``, ``401``, ``404``, ``400``…): that HTTP error,
+  with an OpenAI-shaped error body.
+- ``drop``: close the connection without a reply.
+- ``delay:S``: wait S seconds, then answer normally.
+- ``empty``: answer with empty text.
+- ``nousage``: answer normally but leave ``usage`` out.
+
+The default answer is what evoforge's offline mutation model proposes for the program after
+the prompt's :data:`evolve._offline.CURRENT_PROGRAM_HEADING` (its fenced block), seeded from
+the request's ``seed`` and a hash of the messages, wrapped in some prose as a real model would
+write it; so a run against this server improves scores as offline runs do. ``answer=`` replaces
+it with a fixed text or a function of the request body.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import signal
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+from evolve._edits import fenced_blocks
+from evolve._offline import CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING, mutate
+
+MODELS = ("gpt-4o-mini", "evoforge-fake")
+"""Model ids listed by ``GET /v1/models`` (any model name is answered)."""
+
+Answer = str | Callable[[dict[str, Any]], str]
+_POLL_S = 0.05  # how soon serve_forever notices stop(): tests stop a server each
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_exceeded",
+}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request as the server received it (header names lower-cased)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One scripted behaviour: ``kind`` is ok, status, drop, delay, empty or nousage."""
+
+    kind: str
+    status: int = 200
+    retry_after: str | None = None
+    delay_s: float = 0.0
+
+    @classmethod
+    def parse(cls, token: str) -> Fault:
+        """One SPEC token (see the module docstring); raises ValueError on an unknown one."""
+        token = token.strip()
+        head, _, arg = token.partition(":")
+        if token in ("ok", "drop", "empty", "nousage"):
+            return cls(token)
+        if head == "delay" and arg:
+            return cls("delay", delay_s=float(arg))
+        if head.isdigit() and len(head) == 3:
+            return cls("status", status=int(head), retry_after=arg or None)
+        raise ValueError(
+            f"unknown fault {token!r}: expected ok, drop, empty, nousage, delay:S, "
+            f"a status code such as 500, or 429:N (Retry-After N)"
+        )
+
+
+def parse_faults(spec: str | Iterable[str] | None) -> list[Fault]:
+    """A comma-separated SPEC, or a sequence of tokens, as :class:`Fault` values."""
+    if spec is None:
+        return []
+    tokens = spec.split(",") if isinstance(spec, str) else list(spec)
+    return [Fault.parse(t) for t in tokens if t.strip()]
+
+
+# --- the default answerer --------------------------------------------------------------------
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message.get("content") or ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+def read_prompt(messages: Sequence[dict[str, Any]]) -> tuple[str | None, list[str]]:
+    """The current program and the inspirations in the last user message, as an LLM reads them.
+
+    Same reading as ``evolve._offline_provider.read_prompt``, which cannot be imported here
+    without importing litellm (seconds per server start).
+    """
+    text = next((_content(m) for m in reversed(messages) if m.get("role") == "user"), "")
+    lines = text.split("\n")
+    headings = [
+        (i, line)
+        for i, line in enumerate(lines)
+        if line.startswith((CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING))
+    ]
+    fences = fenced_blocks(lines)
+    program: str | None = None
+    inspirations: list[str] = []
+    for k, (at, heading) in enumerate(headings):
+        until = headings[k + 1][0] if k + 1 < len(headings) else len(lines)
+        body = next((f.content for f in fences if at < f.line < until), None)
+        if body is None:
+            continue
+        if heading.startswith(CURRENT_PROGRAM_HEADING):
+            program = body if program is None else program
+        else:
+            inspirations.append(body)
+    return program, inspirations
+
+
+def offline_answer(body: dict[str, Any]) -> str:
+    """The offline model's edit for the prompt in ``body``, in a real model's prose."""
+    messages = body.get("messages") or []
+    program, inspirations = read_prompt(messages)
+    if program is None:
+        return (
+            "I could not find the program to improve: I expected a line starting with "
+            f"{CURRENT_PROGRAM_HEADING!r} followed by a fenced code block."
+        )
+    digest = hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode()).digest()
+    entropy = [int.from_bytes(digest[:16], "little")]
+    if body.get("seed") is not None:
+        entropy.insert(0, int(body["seed"]) & (2**128 - 1))
+    edit = mutate(program, inspirations, np.random.default_rng(np.random.SeedSequence(entropy)))
+    return (
+        "Looking at the current program, one focused change seems worth trying.\n\n"
+        f"{edit}\n"
+        "Everything outside the EVOLVE-BLOCK stays as it was."
+    )
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+# --- the server ------------------------------------------------------------------------------
+
+
+class OpenAIServer:
+    """``POST /v1/chat/completions`` and ``GET /v1/models`` on 127.0.0.1 (see module doc).
+
+    Args:
+        answer: fixed answer text, or a function of the request body; None: the offline
+            model's edit (:func:`offline_answer`).
+        faults: per-request behaviours (tokens or :class:`Fault`), in order; then ``ok``.
+        cycle: repeat ``faults`` forever instead of consuming them once.
+        delay_s: wait this long before every answer (a slow model).
+        port: 0 picks a free port; a fixed one lets a test restart the server where it was.
+        api_key: when set, a request without ``Authorization: Bearer <api_key>`` gets a 401
+            whose message quotes the key it received (as careless providers do).
+    """
+
+    def __init__(
+        self,
+        *,
+        answer: Answer | None = None,
+        faults: str | Sequence[str | Fault] | None = None,
+        cycle: bool = False,
+        delay_s: float = 0.0,
+        port: int = 0,
+        api_key: str | None = None,
+    ) -> None:
+        script = [
+            f if isinstance(f, Fault) else Fault.parse(f)
+            for f in (parse_faults(faults) if isinstance(faults, str) else faults or [])
+        ]
+        self._faults: Iterator[Fault] = (
+            itertools.cycle(script) if cycle and script else iter(script)
+        )
+        self.answer = answer
+        self.delay_s = delay_s
+        self.api_key = api_key
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        """The ``api_base`` to give litellm: ``http://127.0.0.1:<port>/v1``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def chat_requests(self) -> list[Request]:
+        """The requests to ``/v1/chat/completions``, in arrival order."""
+        with self._lock:
+            return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def start(self) -> OpenAIServer:
+        """Serve in a daemon thread; returns self."""
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": _POLL_S},
+            name="fake-openai",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Serve in the calling thread until :meth:`stop` (or a signal) ends it."""
+        try:
+            self._httpd.serve_forever(poll_interval=_POLL_S)
+        finally:
+            self._close()
+
+    def stop(self) -> None:
+        """Stop serving, cut open connections and free the port."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._close()
+
+    def _close(self) -> None:
+        self._stopping.set()
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:  # idle keep-alive connections would otherwise linger
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._httpd.server_close()
+
+    def __enter__(self) -> OpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- called by the handler ----------------------------------------------------------------
+
+    def _next_fault(self) -> Fault:
+        with self._lock:
+            return next(self._faults, Fault("ok"))
+
+    def _record(self, request: Request) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _wait(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)  # returns at once when the server stops
+
+    def _answer_text(self, body: dict[str, Any]) -> str:
+        if self.answer is None:
+            return offline_answer(body)
+        if isinstance(self.answer, str):
+            return self.answer
+        return self.answer(body)
+
+
+def _handler_for(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(_Handler):
+        owner = server
+
+    return Handler
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: OpenAIServer
+    protocol_version = "HTTP/1.1"  # keep-alive, as real providers serve the SDK
+
+    def setup(self) -> None:
+        super().setup()
+        with self.owner._lock:
+            self.owner._connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.owner._lock:
+            self.owner._connections.discard(self.connection)
+        try:
+            super().finish()
+        except OSError:
+            pass  # the client went away first
+
+    def _headers(self) -> dict[str, str]:
+        return {name.lower(): value for name, value in self.headers.items()}
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # quiet: tests read server.requests instead
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        self.owner._record(Request("GET", self.path, self._headers(), None))
+        if self.path.rstrip("/") != "/v1/models":
+            self._error(404, f"no route GET {self.path}")
+            return
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "evoforge"} for m in MODELS]
+        self._json(200, {"object": "list", "data": data})
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            body = None
+        self.owner._record(Request("POST", self.path, self._headers(), body))
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._error(404, f"no route POST {self.path}")
+            return
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            self._error(400, "the body must be a JSON object with a 'messages' list")
+            return
+        if self.owner.api_key is not None:
+            sent = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+            if sent != self.owner.api_key:
+                self._error(401, f"Incorrect API key provided: {sent or '(none)'}.")
+                return
+        fault = self.owner._next_fault()
+        self.owner._wait(self.owner.delay_s + fault.delay_s)
+        if fault.kind == "drop":
+            self.close_connection = True  # no status line, no body: the client sees EOF
+            return
+        if fault.kind == "status":
+            self._error(fault.status, f"scripted fault {fault.status}", fault.retry_after)
+            return
+        if body.get("stream"):
+            self._error(400, "this fake server does not stream; call without stream=True")
+            return
+        text = "" if fault.kind == "empty" else self.owner._answer_text(body)
+        self._json(200, _completion(body, text, usage=fault.kind != "nousage"))
+
+    def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None):
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, message: str, retry_after: str | None = None) -> None:
+        kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "api_error")
+        error = {"message": message, "type": kind, "param": None, "code": str(status)}
+        headers = {"Retry-After": retry_after} if retry_after is not None else None
+        self._json(status, {"error": error}, headers)
+
+
+def _completion(body: dict[str, Any], text: str, *, usage: bool) -> dict[str, Any]:
+    prompt = "".join(_content(m) for m in body["messages"] if isinstance(m, dict))
+    payload: dict[str, Any] = {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": str(body.get("model") or MODELS[0]),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    if usage:
+        prompt_tokens, completion_tokens = _tokens(prompt), _tokens(text) if text else 0
+        payload["usage"] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+    return payload
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="A fake OpenAI-compatible chat server.")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument("--faults", default=None, help="e.g. 429:2,500,drop,ok")
+    parser.add_argument("--cycle", action="store_true", help="repeat the faults forever")
+    parser.add_argument("--answer", default=None, help="a fixed answer text")
+    parser.add_argument("--api-key", default=None, help="require this bearer key")
+    args = parser.parse_args(argv)
+    server = OpenAIServer(
+        answer=args.answer,
+        faults=args.faults,
+        cycle=args.cycle,
+        delay_s=args.delay,
+        port=args.port,
+        api_key=args.api_key,
+    )
+
+    def _quit(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt  # leaves serve_forever's loop in this (the main) thread
+
+    signal.signal(signal.SIGTERM, _quit)
+    print(f"READY {server.url}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

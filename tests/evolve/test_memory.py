@@ -1,0 +1,191 @@
+"""Optimization memory: its content, its refreshes, and that it depends on the archive only."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from archive import Archive
+from evaluators import Status
+from evolve import ConfigError
+from evolve._memory import OptimizationMemory, failure_reason
+from problems import Direction, Objective
+from tests.evolve.run_history import PROBLEM, SEED, History, variant
+
+INDEX_ERROR = "IndexError: index {} is out of bounds for axis 0 with size {}"
+
+
+@pytest.fixture
+def history(tmp_path: Path):
+    with Archive(tmp_path / "a.db") as archive:
+        yield History(archive)
+
+
+def grow(history: History) -> None:
+    """Seed 1.0; a diff to 3.0 (+2); a rewrite to 1.5 (+0.5); a worse child; failures:
+    7 attempts, 6 evaluations (the edit error costs none)."""
+    seed = history.add(SEED, score=1.0)
+    history.add(SEED.replace("A = 1.0", "A = 3.0"), parent=seed, score=3.0, cell=1)
+    history.add(variant(1), parent=seed, score=1.5, cell=2, edit_kind="rewrite")
+    history.add(variant(2), parent=seed, score=0.5, cell=2)
+    history.add(
+        None, parent=seed, status=Status.EDIT_ERROR,
+        artifacts={"error": "block 1: its SEARCH text was not found (first line: 'A = 2'); copy"},
+    )  # fmt: skip
+    for n, (i, size) in enumerate(((26, 26), (30, 26))):
+        history.add(
+            variant(10 + n), parent=seed, status=Status.RUNTIME_ERROR,
+            artifacts={"error": INDEX_ERROR.format(i, size), "traceback": "..."},
+        )  # fmt: skip
+
+
+def improve(history: History, n: int, score: float):
+    seed = next(history.archive.programs(history.run_id))
+    return history.add(variant(500 + n), parent=seed, score=score, cell=3)
+
+
+def test_digest_is_empty_before_the_first_refresh(history: History) -> None:
+    grow(history)
+    memory = OptimizationMemory(refresh_every=6)
+    assert memory.digest(history.archive, history.run_id, PROBLEM, 0) == ""
+    assert memory.digest(history.archive, history.run_id, PROBLEM, 5) == ""
+    assert memory.digest(history.archive, history.run_id, PROBLEM, 6) != ""
+
+
+def test_digest_reports_improvements_kinds_and_failure_reasons(history: History) -> None:
+    grow(history)
+    text = OptimizationMemory(refresh_every=6).digest(history.archive, history.run_id, PROBLEM, 6)
+    lines = text.split("\n")
+    assert lines[0] == "After 6 evaluations (7 attempts):"
+    assert lines[1] == (
+        "By edit kind: diff: 1 improved on their parent, 2 ok, 5 attempts; "
+        "rewrite: 1 improved on their parent, 1 ok, 1 attempts"
+    )
+    assert "By model" not in text  # one model says nothing a kind does not
+    failures = text.split("Most common failures:\n", 1)[1].split("\nLargest", 1)[0].split("\n")
+    assert failures == [
+        "- runtime_error x2: IndexError: index N is out of bounds for axis N with size N",
+        "- edit_error x1: block N: its SEARCH text was not found (first line: '…')",
+    ]
+    best = text.split("Largest improvements of score (maximize) over the parent:\n", 1)[1]
+    assert best.startswith("1. seq 1 (diff, offline/mutator): score 1 -> 3\n```diff\n")
+    assert "-A = 1.0\n+A = 3.0\n" in best
+    assert "2. seq 2 (rewrite, offline/mutator): score 1 -> 1.5" in best
+    assert "seq 3" not in best  # worse than its parent
+
+
+def test_models_are_compared_when_there_are_several(history: History) -> None:
+    seed = history.add(SEED, score=1.0)
+    history.add(variant(1), parent=seed, score=2.0, model="openai/gpt-4o")
+    history.add(variant(2), parent=seed, score=0.5, model="offline/mutator")
+    text = OptimizationMemory(refresh_every=1).digest(history.archive, history.run_id, PROBLEM, 3)
+    assert (
+        "By model: openai/gpt-4o: 1 improved on their parent, 1 ok, 1 attempts; "
+        "offline/mutator: 0 improved on their parent, 1 ok, 1 attempts"
+    ) in text
+
+
+def test_digest_is_cached_between_refreshes(history: History) -> None:
+    grow(history)
+    memory = OptimizationMemory(refresh_every=2)
+    first = memory.digest(history.archive, history.run_id, PROBLEM, 6)
+    improve(history, 1, 10.0)
+    assert memory.digest(history.archive, history.run_id, PROBLEM, 7) == first
+    improve(history, 2, 20.0)
+    refreshed = memory.digest(history.archive, history.run_id, PROBLEM, 8)
+    assert refreshed.startswith("After 8 evaluations (9 attempts):")
+    assert "1. seq 8 (diff, offline/mutator): score 1 -> 20" in refreshed
+    assert "2. seq 7 (diff, offline/mutator): score 1 -> 10" in refreshed
+
+
+def test_same_archive_same_digest_for_a_fresh_or_a_following_memory(history: History) -> None:
+    following = OptimizationMemory(refresh_every=2)
+    grow(history)
+    following.digest(history.archive, history.run_id, PROBLEM, 2)
+    seed = next(history.archive.programs(history.run_id))
+    for n in range(2100):  # more than one page of attempts
+        history.add(
+            variant(100 + n), parent=seed, status=Status.TIMEOUT,
+            artifacts={"error": f"timed out after {n} s"},
+        )  # fmt: skip
+    incremental = following.digest(history.archive, history.run_id, PROBLEM, 2106)
+    fresh = OptimizationMemory(refresh_every=2).digest(
+        history.archive, history.run_id, PROBLEM, 2106
+    )
+    assert incremental == fresh
+    assert "(2107 attempts)" in fresh and "- timeout x2100: timed out after N s" in fresh
+
+
+def test_a_memory_rebuilt_later_writes_what_the_run_saw_at_its_last_refresh(
+    history: History,
+) -> None:
+    """Resume replays exactly: the digest of refresh k covers the attempts up to the one that
+    made k * refresh_every evaluations, not what came after it."""
+    grow(history)
+    improve(history, 1, 5.0)
+    improve(history, 2, 6.0)  # 8 evaluations
+    during_run = OptimizationMemory(refresh_every=4).digest(
+        history.archive, history.run_id, PROBLEM, 8
+    )
+    history.add(None, parent=None, status=Status.EDIT_ERROR)  # after the refresh
+    improve(history, 3, 50.0)  # 9 evaluations
+    resumed = OptimizationMemory(refresh_every=4).digest(
+        history.archive, history.run_id, PROBLEM, 9
+    )
+    assert resumed == during_run
+    assert resumed.startswith("After 8 evaluations (9 attempts):") and "-> 50" not in resumed
+
+
+def test_digest_stays_within_max_chars(history: History) -> None:
+    seed = history.add(SEED, score=1.0)
+    for n in range(4):
+        body = "".join(f"C{n}_{i} = {i}\n" for i in range(300))
+        history.add(SEED.replace("B = 2.0\n", f"B = 2.0\n{body}"), parent=seed, score=2.0 + n)
+    for limit in (200, 700, 2000):
+        memory = OptimizationMemory(refresh_every=1, max_chars=limit)
+        text = memory.digest(history.archive, history.run_id, PROBLEM, 5)
+        assert len(text) <= limit
+    assert "… (diff cut)" in text and "```diff" in text
+
+
+def test_minimised_objectives_are_shown_as_their_values(history: History) -> None:
+    problem = dataclasses.replace(PROBLEM, objectives=(Objective("time", Direction.MINIMIZE),))
+    seed = history.add(SEED, score=-5.0)  # scores are oriented: time 5 s
+    history.add(variant(1), parent=seed, score=-2.0)
+    text = OptimizationMemory(refresh_every=1).digest(history.archive, history.run_id, problem, 2)
+    assert "Largest improvements of time (minimize)" in text
+    assert "time 5 -> 2" in text
+
+
+def test_another_run_starts_over(tmp_path: Path) -> None:
+    with Archive(tmp_path / "a.db") as archive:
+        one, two = History(archive, run_id="one"), History(archive, run_id="two")
+        grow(one)
+        two.add(SEED, score=1.0)
+        memory = OptimizationMemory(refresh_every=1)
+        assert "(7 attempts)" in memory.digest(archive, "one", PROBLEM, 6)
+        assert "(1 attempts)" in memory.digest(archive, "two", PROBLEM, 1)
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (None, "no error message"),
+        ("  \n", "no error message"),
+        ("ValueError: bad 3.5e-07 at 12\nTraceback ...", "ValueError: bad N at N"),
+        ("circles 3 and 7 overlap by 0.01; shrink them", "circles N and N overlap by N"),
+        ('KeyError: "radius"', "KeyError: '…'"),
+        ("x" * 500, "x" * 100),
+    ],
+)
+def test_failure_reasons_group_the_same_mistake(error: str | None, reason: str) -> None:
+    assert failure_reason(error) == reason
+
+
+def test_memory_settings_are_checked() -> None:
+    with pytest.raises(ConfigError, match="refresh_every = 0"):
+        OptimizationMemory(refresh_every=0)
+    with pytest.raises(ConfigError, match="max_chars = 50: expected at least 200"):
+        OptimizationMemory(max_chars=50)
