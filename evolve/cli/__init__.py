@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 
 import click
 
@@ -30,12 +31,20 @@ for command in (run, resume, status, top, show, plugins_command, problems_comman
 
 
 def main() -> None:
-    from plugins import load_plugins, pm
+    from plugins import PluginError, load_plugins, pm
 
-    # Diagnostics go to stderr, results to stdout.
-    logging.basicConfig(level=logging.WARNING, format="evoforge: %(levelname)s: %(message)s")
-    load_plugins()
-    pm.hook.register_commands(cli=cli)
+    # Diagnostics go to stderr, results to stdout. EVOFORGE_LOG=info also shows each retried
+    # model call; keys are redacted from every record (evolve._redact).
+    level = os.environ.get("EVOFORGE_LOG", "warning").upper()
+    logging.basicConfig(
+        level=getattr(logging, level, logging.WARNING),
+        format="evoforge: %(levelname)s: %(message)s",
+    )
+    try:
+        load_plugins()
+        pm.hook.register_commands(cli=cli)
+    except PluginError as exc:
+        raise SystemExit(f"Error: {exc}") from None
     cli()
 
 
