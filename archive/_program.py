@@ -51,7 +51,8 @@ class Program:
         generation: parent's generation + 1; 0 for the seed.
         status: what happened when it was evaluated.
         edit: the model's raw answer.
-        edit_kind: ``seed``, ``diff``, ``rewrite`` or ``crossover``.
+        edit_kind: ``seed``, ``diff``, ``rewrite``, ``crossover`` or ``repair`` (a fix of a
+            failed parent).
         score: the primary objective oriented so bigger is better; None unless ``status`` is
             ok and the objective was reported (never NaN).
         cell: MAP-Elites cell index; None unless ``status`` is ok.
