@@ -12,10 +12,17 @@ Runs no-op candidates (``def main(): return 0``) one after another through one
 For scale it also times a bare ``os.fork()`` + ``os._exit(0)`` + ``os.wait4()`` of an
 interpreter with the same modules imported: the floor any fork-based sandbox pays here.
 
+``--compare-filesystem`` runs two evaluators, one with the filesystem isolation (private mount
+namespace, capabilities dropped) and one without (``sandbox_filesystem=False``), in blocks of 25
+candidates taken in turn (so load on a shared machine hits both alike), and prints both: the
+difference is what the isolation costs a candidate. ``cpu_s`` is the candidate process's own
+CPU time, set-up included (it runs before the request arrives, off the latency path).
+
     python bench/sandbox_overhead.py                   # 300 candidates, numpy preloaded
     python bench/sandbox_overhead.py --preload ""      # nothing preloaded
     python bench/sandbox_overhead.py --network candidate   # one network namespace each
     python bench/sandbox_overhead.py --gap-ms 20 [--no-prefork]  # idle time between candidates
+    python bench/sandbox_overhead.py --compare-filesystem  # isolation on vs off, interleaved
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import math
 import os
 import statistics
 import sys
@@ -42,7 +50,8 @@ objectives = {{"score": "maximize"}}
 preload = {preload!r}
 timeout_s = 10
 memory_mb = 2048
-options = {{"sandbox_network": {network!r}, "sandbox_prefork": {prefork!r}}}
+options = {{"sandbox_network": {network!r}, "sandbox_prefork": {prefork!r},
+            "sandbox_user": None, "sandbox_filesystem": {filesystem!r}}}
 
 def evaluate(output):
     return {{"score": float(output)}}
@@ -50,24 +59,50 @@ def evaluate(output):
 SEED = "# EVOLVE-BLOCK-START\ndef main():\n    return 0\n# EVOLVE-BLOCK-END\n"
 
 
-async def measure(folder: Path, n: int, gap_s: float) -> tuple[dict[str, list[float]], dict]:
-    series: dict[str, list[float]] = {"eval_s": [], "total_s": [], "caller_s": [], "loop_cpu": []}
-    async with PythonEvaluator(load_problem(folder)) as evaluator:
+SERIES = ("eval_s", "total_s", "caller_s", "loop_cpu", "cpu_s")
+BLOCK = 25  # candidates in a row on one evaluator when comparing
+
+
+async def measure(
+    folders: list[Path], n: int, gap_s: float
+) -> tuple[list[dict[str, list[float]]], list[dict]]:
+    """Time ``n`` no-op candidates on one evaluator per folder, in blocks taken in turn.
+
+    Blocks, not single candidates: an evaluator forks its next child in the background after
+    each answer, and that work would land on the other evaluator's measurement.
+    """
+    series = [{name: [] for name in SERIES} for _ in folders]
+    evaluators = [PythonEvaluator(load_problem(folder)) for folder in folders]
+    try:
+        for evaluator in evaluators:
+            await evaluator.start()
         for _ in range(20):  # warm-up
-            await evaluator.evaluate(SEED)
-        for _ in range(n):
-            if gap_s:
-                await asyncio.sleep(gap_s)  # as when a model call sits between evaluations
-            start, cpu = time.perf_counter(), time.thread_time()
-            result = await evaluator.evaluate(SEED)
-            seen, cpu = time.perf_counter() - start, time.thread_time() - cpu
-            if result.status is not Status.OK:
-                raise SystemExit(f"no-op candidate failed: {result.status} {result.artifacts}")
-            series["eval_s"].append(result.timings["eval_s"])
-            series["total_s"].append(result.timings["total_s"])
-            series["caller_s"].append(seen)
-            series["loop_cpu"].append(cpu)
-        return series, evaluator.sandbox_info
+            for evaluator in evaluators:
+                await evaluator.evaluate(SEED)
+        for block in range(math.ceil(n / BLOCK)):
+            for evaluator, times in zip(evaluators, series, strict=True):
+                await asyncio.sleep(0.05)  # the other evaluator's background work ends
+                for _ in range(min(BLOCK, n - block * BLOCK)):
+                    if gap_s:
+                        await asyncio.sleep(gap_s)  # as when a model call sits in between
+                    await _time_one(evaluator, times)
+        return series, [evaluator.sandbox_info for evaluator in evaluators]
+    finally:
+        for evaluator in evaluators:
+            await evaluator.close()
+
+
+async def _time_one(evaluator: PythonEvaluator, times: dict[str, list[float]]) -> None:
+    start, cpu = time.perf_counter(), time.thread_time()
+    result = await evaluator.evaluate(SEED)
+    seen, cpu = time.perf_counter() - start, time.thread_time() - cpu
+    if result.status is not Status.OK:
+        raise SystemExit(f"no-op candidate failed: {result.status} {result.artifacts}")
+    times["eval_s"].append(result.timings["eval_s"])
+    times["total_s"].append(result.timings["total_s"])
+    times["caller_s"].append(seen)
+    times["loop_cpu"].append(cpu)
+    times["cpu_s"].append(result.timings["cpu_s"])
 
 
 def bare_fork(preload: list[str], n: int) -> list[float]:
@@ -97,6 +132,14 @@ def main() -> None:
     parser.add_argument("--network", default="server", choices=("server", "candidate", "host"))
     parser.add_argument("--no-prefork", action="store_true", help="fork at request time")
     parser.add_argument(
+        "--no-filesystem", action="store_true", help="no mount namespace (sandbox_filesystem)"
+    )
+    parser.add_argument(
+        "--compare-filesystem",
+        action="store_true",
+        help="time filesystem isolation on and off, interleaved",
+    )
+    parser.add_argument(
         "--gap-ms",
         type=float,
         default=0.0,
@@ -104,25 +147,39 @@ def main() -> None:
     )
     args = parser.parse_args()
     preload = [m for m in args.preload.split(",") if m]
+    variants = [True, False] if args.compare_filesystem else [not args.no_filesystem]
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        (folder / "problem.py").write_text(
-            SPEC.format(preload=preload, network=args.network, prefork=not args.no_prefork)
-        )
-        (folder / "seed.py").write_text(SEED)
-        series, info = asyncio.run(measure(folder, args.n, args.gap_ms / 1000))
+        folders = []
+        for filesystem in variants:
+            folder = Path(tmp) / f"filesystem-{filesystem}"
+            folder.mkdir()
+            spec = SPEC.format(
+                preload=preload,
+                network=args.network,
+                prefork=not args.no_prefork,
+                filesystem=filesystem,
+            )
+            (folder / "problem.py").write_text(spec)
+            (folder / "seed.py").write_text(SEED)
+            folders.append(folder)
+        all_series, infos = asyncio.run(measure(folders, args.n, args.gap_ms / 1000))
     floor = bare_fork(preload, args.n)
+    info = infos[0]
     print(
         f"{args.n} no-op candidates, preload={preload}, network={info.get('network')}, "
         f"prefork={not args.no_prefork}, gap={args.gap_ms:g} ms, candidate user: "
         f"{info.get('user')}; {os.cpu_count()} cores",
         file=sys.stderr,
     )
-    print(f"{'milliseconds':<34} {'median':>8} {'p90':>8}")
-    print(row("eval_s   (fork -> exit)", series["eval_s"]))
-    print(row("total_s  (request -> response)", series["total_s"]))
-    print(row("caller_s (seen by the awaiting task)", series["caller_s"]))
-    print(row("event-loop CPU per evaluate()", series["loop_cpu"]))
+    for series, info in zip(all_series, infos, strict=True):
+        print(f"\nfilesystem: {info.get('filesystem')}; capabilities: {info.get('capabilities')}")
+        print(f"{'milliseconds':<34} {'median':>8} {'p90':>8}")
+        print(row("eval_s   (fork -> exit)", series["eval_s"]))
+        print(row("total_s  (request -> response)", series["total_s"]))
+        print(row("caller_s (seen by the awaiting task)", series["caller_s"]))
+        print(row("event-loop CPU per evaluate()", series["loop_cpu"]))
+        print(row("candidate CPU (set-up + no-op)", series["cpu_s"]))
+    print()
     print(row("bare fork+exit+wait (floor)", floor))
 
 

@@ -1,7 +1,8 @@
 """Fork server of the ``python`` evaluator: one per worker, started by ``PythonEvaluator``.
 
 Run as ``python -m evaluators._forkserver_main SPEC_PATH [--preload numpy,scipy] [--network server]
-[--user nobody] [--score-timeout 60] [--workdir-root DIR] [--no-prefork]``. Processes::
+[--user nobody] [--score-timeout 60] [--workdir-root DIR] [--hide PATH ...] [--no-filesystem]
+[--no-prefork]``. Processes::
 
     PythonEvaluator (asyncio) ==frames on the server's stdin/stdout==> fork server
         ├── scorer     forked once at start-up; imports the spec; calls evaluate()   trusted
@@ -11,23 +12,28 @@ Start-up, once: thread-count variables set to 1; the protocol takes over the ori
 and stdout (fd 0 becomes /dev/null, fd 1 a copy of stderr, so problem code that prints cannot
 corrupt a frame); a network namespace for the server and all its children (``--network
 server``, the default: no network at no per-candidate cost); subreaper and non-dumpable
-(:func:`~evaluators._sandbox_host.harden_server`); ``preload`` imports; the scorer; the
+(:func:`~evaluators._sandbox_host.harden_server`); a private mount namespace, so that each
+candidate's own (read-only but its workdir, ``--hide`` paths covered) is cheaper to make;
+``preload`` imports; the scorer; the
 candidates' working directory; ``gc.freeze()``; the first candidate process, forked ahead
 (:class:`~evaluators._sandbox.Sandbox`); then a handshake frame ``{"ready": true, ...}`` (or
 ``{"error": "..."}``).
 
-Per request ``{source, entry, timeout_s, memory_mb}``: hand it to the waiting candidate
-process, supervise it, give its output bytes to the scorer, answer with ``{status, artifacts,
-timings, metrics?}``; then, off the latency path, empty the working directory and fork the next
-candidate process. Statuses are :class:`~evaluators.Status` values;
+Per request ``{source, entry, timeout_s, memory_mb}`` (plus ``args``, ``kwargs`` and
+``evaluate``, the scoring function's name, for one stage of a cascade): hand it to the waiting
+candidate process, supervise it, give its output bytes to the scorer, answer with ``{status,
+artifacts, timings, metrics?}``; then, off the latency path, empty the working directory and
+fork the next candidate process. Statuses are :class:`~evaluators.Status` values;
 ``ok`` means "ran and evaluate() returned metrics" — the evaluator then checks those metrics
 against the problem's declared objectives and descriptors.
 
 Why the spec is imported only in the scorer: a candidate is a fork of this server and can read
 all of its memory. This server never runs problem code, so module-level data of the spec and
 anything ``evaluate()`` computes or caches live only in the scorer, which no candidate can read
-(as a dropped user it cannot ptrace or /proc-read root's processes; as the same user the scorer
-is non-dumpable). On disk, the spec file is as readable as its permissions make it.
+(as a dropped user it cannot ptrace or /proc-read root's processes; as root without
+capabilities it cannot either, the scorer being non-dumpable and holding capabilities). On
+disk, the evaluator hides the problem's folder from candidates (``--hide``), where the host
+allows mount namespaces (``sandbox_info["filesystem"]`` says).
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ import sys
 import time
 import traceback
 import types
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +59,7 @@ from evaluators._sandbox_host import (
     Workdir,
     die_with_parent,
     enter_network_namespace,
+    enter_private_mount_namespace,
     harden_server,
     resolve_user,
     unreadable_python_path,
@@ -80,11 +87,18 @@ _SCORER_START_S = 600.0  # importing a spec may compute reference data
 def run_request(request: bytes) -> tuple[dict[str, Any], bytes]:
     """The sandbox job: decode the request frame and run its candidate."""
     fields = json.loads(request)
-    return run_candidate(fields["source"], fields["entry"])
+    return run_candidate(
+        fields["source"], fields["entry"], fields.get("args", ()), fields.get("kwargs") or {}
+    )
 
 
-def run_candidate(source: str, entry: str) -> tuple[dict[str, Any], bytes]:
-    """Compile and execute ``source``, call ``entry()``, and encode its return value as JSON.
+def run_candidate(
+    source: str,
+    entry: str,
+    args: Sequence[Any] = (),
+    kwargs: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], bytes]:
+    """Compile and execute ``source``, call ``entry(*args, **kwargs)``, encode its value as JSON.
 
     Runs in the sandboxed child; the returned header/payload is what the sandbox sends back.
     """
@@ -101,12 +115,13 @@ def run_candidate(source: str, entry: str) -> tuple[dict[str, Any], bytes]:
         exec(code, module.__dict__)
         function = module.__dict__.get(entry)
         if not callable(function):
+            call = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in (kwargs or {}).items())])
             return {
                 "status": "runtime_error",
-                "error": f"the program defines no function "
-                f"`{entry}()`; the problem calls {entry}() with no arguments",
+                "error": f"the program defines no function `{entry}()`; the problem calls "
+                + (f"{entry}({call})"[:_TAIL] if call else f"{entry}() with no arguments"),
             }, b""
-        output = function()
+        output = function(*args, **(kwargs or {}))
         try:
             payload = dumps(output)
         except (TypeError, ValueError) as exc:
@@ -159,6 +174,9 @@ def _traceback_tail(exc: BaseException) -> str:
 class Scorer:
     """A forked process that imports the spec once and calls ``evaluate(output)`` per request.
 
+    A request is two frames: the name of the spec's scoring function (``evaluate``, or a
+    cascade stage's), then the output bytes.
+
     Replaced by a fresh fork when it dies or overruns, so a crash or hang in ``evaluate()`` on
     malformed output costs one candidate, never the server.
     """
@@ -169,24 +187,25 @@ class Scorer:
         self._to = self._from = -1
         self._start()
 
-    def score(self, payload: bytes, timeout_s: float) -> dict[str, Any]:
+    def score(self, payload: bytes, timeout_s: float, function: str = "evaluate") -> dict[str, Any]:
         """The scorer's reply: ``{"metrics": {...}}`` or ``{"error": ..., ...}``."""
         if not self.pid:
             self._start()
         try:
+            write_frame(self._to, function.encode())
             write_frame(self._to, payload)
             reply = read_frame(self._from, deadline=time.perf_counter() + timeout_s)
         except TimeoutError:
             self._restart()
             return {
-                "error": f"evaluate() did not finish within {timeout_s:g} s (the scorer "
+                "error": f"{function}() did not finish within {timeout_s:g} s (the scorer "
                 "was killed and restarted)"
             }
         except (OSError, ProtocolError):
             reply = None
         if reply is None:
             how = self._restart()
-            return {"error": f"evaluate() crashed the scoring process ({how}); it was restarted"}
+            return {"error": f"{function}() crashed the scoring process ({how}); it was restarted"}
         return json.loads(reply)
 
     def close(self) -> None:
@@ -233,8 +252,8 @@ def _scorer_main(spec_path: str, rfd: int, wfd: int) -> None:
     try:
         from problems._loader import import_spec
 
-        evaluate = getattr(import_spec(Path(spec_path)), "evaluate", None)
-        if not callable(evaluate):
+        spec = import_spec(Path(spec_path))
+        if not callable(getattr(spec, "evaluate", None)):
             raise TypeError("the spec defines no evaluate(output) function")
     except BaseException as exc:
         write_frame(
@@ -248,11 +267,16 @@ def _scorer_main(spec_path: str, rfd: int, wfd: int) -> None:
         )
         return
     write_frame(wfd, dumps({"ready": True}))
-    while (frame := read_frame(rfd)) is not None:
-        write_frame(wfd, _score_one(evaluate, frame))
+    while (name := read_frame(rfd)) is not None and (frame := read_frame(rfd)) is not None:
+        function = name.decode()
+        evaluate = getattr(spec, function, None)
+        if not callable(evaluate):  # the loader checked the names; the spec may have changed
+            write_frame(wfd, dumps({"error": f"the problem spec defines no {function}(output)"}))
+            continue
+        write_frame(wfd, _score_one(evaluate, frame, function))
 
 
-def _score_one(evaluate: Any, frame: bytes) -> bytes:
+def _score_one(evaluate: Any, frame: bytes, function: str = "evaluate") -> bytes:
     try:
         output = json.loads(frame)
     except RecursionError:
@@ -267,18 +291,18 @@ def _score_one(evaluate: Any, frame: bytes) -> bytes:
     try:
         metrics = evaluate(output)
     except BaseException as exc:
-        return dumps({"error": f"evaluate() raised {type(exc).__name__}: {exc}"[:_TAIL]})
+        return dumps({"error": f"{function}() raised {type(exc).__name__}: {exc}"[:_TAIL]})
     if not isinstance(metrics, Mapping):
         return dumps(
             {
-                "error": f"evaluate() returned a {type(metrics).__name__}; it must "
+                "error": f"{function}() returned a {type(metrics).__name__}; it must "
                 "return a dict of metrics"
             }
         )
     try:
         return dumps({"metrics": dict(metrics)})
     except (TypeError, ValueError) as exc:
-        return dumps({"error": f"evaluate() returned metrics that cannot be stored: {exc}"})
+        return dumps({"error": f"{function}() returned metrics that cannot be stored: {exc}"})
 
 
 def _kill_and_reap(pid: int) -> str:
@@ -306,12 +330,18 @@ class ForkServer:
         self.score_timeout_s = args.score_timeout
         self.prefork = not args.no_prefork
         user, self.user_note = _candidate_user(args.user)
-        self.isolation = Isolation(user=user, new_network=args.network == "candidate")
+        self.isolation = Isolation(
+            user=user,
+            new_network=args.network == "candidate",
+            filesystem=not args.no_filesystem,
+            hidden_paths=tuple(args.hide),
+        )
         self.network = args.network
         if args.network == "server":
             isolated = enter_network_namespace()
             self.network = "server namespace" if isolated else "host (unshare not permitted)"
         harden_server()
+        enter_private_mount_namespace()  # where refused, each candidate makes its mounts private
         for name in filter(None, args.preload.split(",")):
             importlib.import_module(name)
         self.scorer = Scorer(args.spec_path, private_fds=(proto_in, proto_out))
@@ -342,6 +372,7 @@ class ForkServer:
             "network": self.network,
             "user": self.user_note,
             "workdir_root": self.workdir.root,
+            **self.sandbox.protections,
         }
 
     def serve(self) -> None:
@@ -376,7 +407,9 @@ class ForkServer:
         }
         if run.status is Status.OK:
             score_start = time.perf_counter()
-            reply = self.scorer.score(run.payload, self.score_timeout_s)
+            reply = self.scorer.score(
+                run.payload, self.score_timeout_s, request.get("evaluate", "evaluate")
+            )
             response["timings"]["score_s"] = time.perf_counter() - score_start
             if "metrics" in reply:
                 response["metrics"] = reply["metrics"]
@@ -425,6 +458,18 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--workdir-root",
         default="",
         help="an empty directory for the candidates' working directory",
+    )
+    parser.add_argument(
+        "--hide",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a file or folder candidates must not see (repeatable)",
+    )
+    parser.add_argument(
+        "--no-filesystem",
+        action="store_true",
+        help="no mount namespace: candidates can write wherever their user may",
     )
     parser.add_argument(
         "--no-prefork",

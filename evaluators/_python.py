@@ -14,7 +14,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from evaluators import _cpu_timing as cpu_timing
 from evaluators._base import Availability, Evaluator
+from evaluators._cascade import run_cascade
 from evaluators._device import cpu_fingerprint
 from evaluators._forkserver import CANDIDATE_PID_FILE, NETWORK_MODES, THREAD_VARIABLES
 from evaluators._result import EvalResult, Status
@@ -23,9 +25,10 @@ from evaluators._sandbox_host import remove_workdir
 from evaluators._sandbox_protocol import ProtocolError, dumps, encode_frame, read_frame_async
 from evaluators._scoring import classify_metrics
 from problems import ProblemSpecError
+from problems._loader import SPEC_FILENAME
 
 if TYPE_CHECKING:
-    from problems import Problem
+    from problems import Problem, Stage
 
 _PROJECT_ROOT = str(Path(__file__).resolve().parents[1])
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
@@ -66,17 +69,42 @@ class PythonEvaluator(Evaluator):
     - ``sandbox_prefork`` (default True): fork each candidate's process right after the
       previous answer, so a request only wakes a prepared child (about 1 ms less latency when
       requests have gaps between them; the same work either way).
+    - ``sandbox_filesystem`` (default True): each candidate runs in a private mount namespace
+      (:mod:`evaluators._sandbox_fs`) where only its working directory (also ``HOME`` and
+      ``TMPDIR``) and a private ``/dev/shm`` can be written, and every other mount is
+      read-only, ``nosuid`` and ``nodev``; only ``/dev/null`` and the like (and accelerators)
+      can be opened; and the problem's folder (a one-file problem: its spec file), the
+      ``sandbox_hidden_paths`` (relative ones start at the spec's folder) and the server
+      user's credential files (``~/.ssh``, ``~/.aws``, ...) are covered by empty mounts. As
+      root this is a plain mount namespace; as another user, a user namespace. Where the
+      host allows neither, :attr:`sandbox_info` ``["filesystem"]`` says so and why.
+
+    Cascade: when the problem declares ``stages``, each stage is one request (the candidate is
+    run afresh with the stage's ``args``, ``kwargs`` and limits, and scored by the stage's
+    function in the scorer), folded by :func:`~evaluators._cascade.run_cascade`; a candidate
+    that fails a stage is not run again. Without ``stages``, one request, as before.
 
     The fork servers get this process's environment minus variables that look like secrets
     (``*KEY*``, ``*TOKEN*``, ...): candidates can print their environment into artifacts.
 
-    Not prevented: reading any file the candidate's user can read (the spec file included:
-    keep hidden data in files that user cannot read, or compute it in ``evaluate()``);
-    writing under world-writable directories such as ``/tmp``; filling the disk with many
-    files of up to 64 MiB each; candidates of two workers signalling each other (same user).
-    While candidates run as root (no usable ``sandbox_user``) they can also write anywhere by
-    absolute path, signal or ptrace any process, and forge results by writing into their
-    server's protocol pipe through ``/proc``.
+    Every candidate also loses all its capabilities (with ``PR_SET_NO_NEW_PRIVS``; see
+    :mod:`evaluators._sandbox_caps`), so one that runs as root is an ordinary owner of root's
+    files. Prevented, as root too (``tests/evaluators/test_hostile.py`` tries each): writing
+    outside the working directory (``/tmp``, ``$HOME``, the project, ``/etc``); reading the
+    problem's folder or credential files; remounting, unmounting or mounting; opening disks
+    and other devices; reading the memory, environment or descriptors of the fork server,
+    the scorer, the engine or any other process that holds capabilities or is not dumpable
+    (so no forged results through ``/proc``, no reference data from ``evaluate()``); the
+    network (modes ``server`` and ``candidate``); processes outliving the evaluation
+    (group kill plus a subreaper sweep); timings from a patched clock (the server measures).
+
+    Not prevented: reading other files the candidate's user can read (the Python
+    installation, the project's sources, ``/etc``); filling the disk through its working
+    directory with many files of up to 64 MiB each; candidates of two workers signalling
+    each other (same user). While candidates run as root (no usable ``sandbox_user``) they
+    can also signal, so kill, any process of uid 0 on the host (``os.kill(-1, SIGKILL)``
+    included), and ``RLIMIT_NPROC`` does not hold, so a fork bomb is stopped only by the
+    wall-clock kill (a pids cgroup or a PID namespace would close both).
 
     Example::
 
@@ -114,6 +142,11 @@ class PythonEvaluator(Evaluator):
             return Availability(False, f"supports Linux and macOS, not {sys.platform}")
         return Availability(True)
 
+    @classmethod
+    def unmeasurable(cls, problem: Problem) -> dict[str, str]:
+        """Callgrind objectives (``options["cpu_timing"] = "callgrind"``) without valgrind."""
+        return cpu_timing.unmeasurable(problem)
+
     async def start(self) -> None:
         """Start ``workers`` fork servers and wait until each has imported the problem.
 
@@ -147,40 +180,14 @@ class PythonEvaluator(Evaluator):
                 if self._state == "new"
                 else "the evaluator is closed"
             )
-        server = await self._idle.get()
-        if server is None:  # a worker could not be restarted; let other callers see it too
-            self._idle.put_nowait(None)
-            raise SandboxError(self._failure)
-        problem = self.problem
-        request = encode_frame(
-            dumps(
-                {
-                    "source": source,
-                    "entry": problem.entry,
-                    "timeout_s": problem.timeout_s,
-                    "memory_mb": problem.memory_mb,
-                }
+        if self.problem.stages:
+            return await run_cascade(
+                self.problem.stages,
+                lambda stage: self._run(source, stage),
+                problem=self.problem,
             )
-        )
-        start = time.perf_counter()
-        try:
-            async with asyncio.timeout(self._safety_s):  # no extra task, unlike wait_for
-                response = await server.call(request)
-            result = self._result(response, time.perf_counter() - start)
-        except BaseException as exc:
-            # The server's state is unknown (a half-read answer, a candidate still running):
-            # never reuse it. This also covers cancellation, e.g. on SIGINT.
-            try:
-                if not isinstance(exc, TimeoutError | asyncio.CancelledError):
-                    with contextlib.suppress(TimeoutError):  # it hung up: learn how it died
-                        await asyncio.wait_for(asyncio.shield(server.proc.wait()), 0.5)
-            finally:
-                self._replace(server)
-            if not isinstance(exc, _SERVER_FAILURES):
-                raise
-            return self._worker_failed(exc, server, time.perf_counter() - start)
-        self._idle.put_nowait(server)
-        return result
+        result = await self._run(source, None)
+        return await cpu_timing.measure(self.problem, source, result)  # options["cpu_timing"]
 
     async def close(self) -> None:
         """Stop every fork server (idle ones cleanly, busy ones killed). Safe to call twice."""
@@ -207,6 +214,51 @@ class PythonEvaluator(Evaluator):
 
     # -----------------------------------------------------------------------------------------
 
+    async def _run(self, source: str, stage: Stage | None) -> EvalResult:
+        """Run ``source`` once on a fork server: the whole evaluation, or one cascade stage."""
+        server = await self._idle.get()
+        if server is None:  # a worker could not be restarted; let other callers see it too
+            self._idle.put_nowait(None)
+            raise SandboxError(self._failure)
+        problem = self.problem
+        fields: dict[str, Any] = {
+            "source": source,
+            "entry": problem.entry,
+            "timeout_s": problem.timeout_s,
+            "memory_mb": problem.memory_mb,
+        }
+        safety_s = self._safety_s
+        if stage is not None:  # one stage of a cascade: its input, limits and scoring function
+            fields.update(
+                timeout_s=stage.timeout_s,
+                memory_mb=stage.memory_mb,
+                args=list(stage.args),
+                kwargs=dict(stage.kwargs),
+                evaluate=stage.evaluate,
+            )
+            safety_s = stage.timeout_s + self._score_timeout_s + _SAFETY_MARGIN_S
+        request = encode_frame(dumps(fields))
+        start = time.perf_counter()
+        try:
+            async with asyncio.timeout(safety_s):  # no extra task, unlike wait_for
+                response = await server.call(request)
+            # A stage's metrics are checked by run_cascade (only the last holds objectives).
+            result = self._result(response, time.perf_counter() - start, classify=stage is None)
+        except BaseException as exc:
+            # The server's state is unknown (a half-read answer, a candidate still running):
+            # never reuse it. This also covers cancellation, e.g. on SIGINT.
+            try:
+                if not isinstance(exc, TimeoutError | asyncio.CancelledError):
+                    with contextlib.suppress(TimeoutError):  # it hung up: learn how it died
+                        await asyncio.wait_for(asyncio.shield(server.proc.wait()), 0.5)
+            finally:
+                self._replace(server)
+            if not isinstance(exc, _SERVER_FAILURES):
+                raise
+            return self._worker_failed(exc, server, time.perf_counter() - start, safety_s)
+        self._idle.put_nowait(server)
+        return result
+
     async def _spawn(self) -> _Server:
         problem = self.problem
         # Made here, so it is removed even if the server dies before its handshake.
@@ -229,6 +281,7 @@ class PythonEvaluator(Evaluator):
         ]
         if not self._prefork:
             argv.append("--no-prefork")
+        argv += _filesystem_arguments(problem)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -295,10 +348,12 @@ class PythonEvaluator(Evaluator):
         else:
             self._idle.put_nowait(new)
 
-    def _worker_failed(self, exc: BaseException, server: _Server, caller_s: float) -> EvalResult:
+    def _worker_failed(
+        self, exc: BaseException, server: _Server, caller_s: float, safety_s: float
+    ) -> EvalResult:
         if isinstance(exc, TimeoutError):
             why = (
-                f"the sandbox worker did not answer within {self._safety_s:g} s (the "
+                f"the sandbox worker did not answer within {safety_s:g} s (the "
                 "candidate's limit plus evaluate()'s plus a margin); it was killed and replaced"
             )
         elif isinstance(exc, ValueError | KeyError | TypeError):
@@ -319,7 +374,7 @@ class PythonEvaluator(Evaluator):
             device=cpu_fingerprint(),
         )
 
-    def _result(self, response: dict[str, Any], caller_s: float) -> EvalResult:
+    def _result(self, response: dict[str, Any], caller_s: float, *, classify: bool) -> EvalResult:
         status = Status(response["status"])
         artifacts = {str(k): str(v) for k, v in response.get("artifacts", {}).items()}
         timings = {str(k): float(v) for k, v in response.get("timings", {}).items()}
@@ -327,7 +382,7 @@ class PythonEvaluator(Evaluator):
         metrics = response.get("metrics") or {}
         objectives: dict[str, float] = {}
         descriptors: dict[str, float] = {}
-        if status is Status.OK:
+        if status is Status.OK and classify:
             status, error, objectives, descriptors = classify_metrics(self.problem, metrics)
             if error:
                 artifacts["error"] = error
@@ -412,7 +467,37 @@ def _sandbox_options(problem: Problem) -> tuple[str | int | None, str, float, bo
         raise ProblemSpecError(
             problem.spec_path, "options['sandbox_prefork']", f"found {prefork!r}; use True or False"
         )
+    _filesystem_arguments(problem)  # its options fail here, not when a server starts
     return user, network, float(score_timeout), prefork
+
+
+def _filesystem_arguments(problem: Problem) -> list[str]:
+    """Fork-server flags for the candidates' filesystem: what to hide, or no isolation.
+
+    Hidden: the problem's folder (its single spec file for a one-file problem), where the
+    reference data and ``evaluate()``'s source live, and ``sandbox_hidden_paths``.
+    """
+    options = problem.options
+    enabled = options.get("sandbox_filesystem", True)
+    if not isinstance(enabled, bool):
+        raise ProblemSpecError(
+            problem.spec_path,
+            "options['sandbox_filesystem']",
+            f"found {enabled!r}; use True or False",
+        )
+    extra = options.get("sandbox_hidden_paths", ())
+    paths = isinstance(extra, list | tuple) and all(isinstance(p, str | os.PathLike) for p in extra)
+    if not paths:
+        raise ProblemSpecError(
+            problem.spec_path,
+            "options['sandbox_hidden_paths']",
+            f"found {extra!r}; use a list of paths (relative ones start at the spec's folder)",
+        )
+    if not enabled:
+        return ["--no-filesystem"]
+    folder = problem.spec_path.parent
+    own = folder if problem.spec_path.name == SPEC_FILENAME else problem.spec_path
+    return [arg for path in (own, *extra) for arg in ("--hide", str(folder / path))]
 
 
 def _server_env() -> dict[str, str]:

@@ -7,22 +7,32 @@ Every evaluator runs its candidates through :class:`Sandbox` (or the one-shot
   whole group is killed, and descendants that left the group (``setsid`` in a grandchild) are
   found and killed too, because the server is a child subreaper (Linux; see
   :func:`evaluators._sandbox_host.harden_server`);
-- a fresh, empty working directory is its cwd, ``HOME`` and ``TMPDIR``;
+- a fresh, empty working directory is its cwd, ``HOME`` and ``TMPDIR``, and the only place on
+  disk it can write: it runs in a private mount namespace where everything else is read-only,
+  device nodes other than ``/dev/null`` and friends (and accelerators) cannot be opened,
+  ``/dev/shm`` is its own, and hidden paths (the problem's folder, credential files) are
+  covered by empty mounts (:mod:`evaluators._sandbox_fs`; as root directly, as another user
+  through a user namespace, and off, saying why, where the host allows neither);
+- no capabilities: a candidate that runs as root cannot remount, unmount, load modules, or
+  read other processes' memory (:mod:`evaluators._sandbox_caps`), and ``PR_SET_NO_NEW_PRIVS``
+  keeps setuid binaries from giving any back;
 - rlimits: address space (``memory_mb``), CPU time (``ceil(timeout_s) + 1`` s, then SIGKILL one
   second later), file size (writes fail with EFBIG instead of killing), no core files, and a
   process count when it runs as a dedicated user (as root, ``RLIMIT_NPROC`` is not enforced);
 - stdin is ``/dev/null``; stdout and stderr are pipes the server drains, keeping only the tails,
   so a candidate that prints 100 MB neither fills a disk nor fails;
-- optionally: a fresh network namespace, and a drop from root to an unprivileged user (with
-  ``PR_SET_NO_NEW_PRIVS``), which also keeps it away from the server's files, memory and signals;
+- optionally: a fresh network namespace, and a drop from root to an unprivileged user, which
+  also keeps it away from the signals of root's processes (a candidate that stays root can
+  signal every process of uid 0);
 - a wall-clock deadline enforced by the server (``pidfd`` + ``poll``, no polling sleeps);
 - the result comes back over a pipe as one JSON header line plus opaque payload bytes, capped in
   size; nothing from the child is ever unpickled.
 
 Children are forked *before* their request arrives (:meth:`Sandbox.prepare`, called by a
 server after it has answered): the fork and the set-up that does not depend on the request
-(about 1 ms with numpy loaded on this VM) then happen off the latency path, and a request only
-wakes a waiting child.
+(about 1 ms with numpy loaded on this VM, plus about 0.5 ms for the mount namespace and the
+capabilities) then happen off the latency path, and a request only wakes a waiting child.
+:attr:`Sandbox.protections` says which protections are on, and why any is off.
 
 The job is a function called in the child with the request bytes; it returns ``(header,
 payload)`` where ``header`` is a JSON-able dict whose ``"status"`` is one of ok / syntax_error /
@@ -47,8 +57,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators._result import Status
-from evaluators._sandbox_child import RESULT_FD, _child, _rlimits
-from evaluators._sandbox_host import children, remove_workdir
+from evaluators._sandbox_caps import held_capabilities, warm_up
+from evaluators._sandbox_child import RESULT_FD, Containment, _child, _rlimits
+from evaluators._sandbox_fs import DEVICES, SECRET_PATHS, plan_filesystem
+from evaluators._sandbox_host import children, is_subreaper, remove_workdir
 from evaluators._sandbox_protocol import write_all
 
 Job = Callable[[bytes], tuple[dict[str, Any], bytes]]
@@ -99,11 +111,26 @@ class Isolation:
             here, so servers normally unshare once for all their children instead
             (:func:`~evaluators._sandbox_host.enter_network_namespace` at start-up).
         env: extra environment variables for the child.
+        filesystem: run the child in a private mount namespace where only its workdir (and
+            a private ``/dev/shm``) can be written (see :mod:`evaluators._sandbox_fs`).
+        hidden_paths: files and folders the child must not read (e.g. the problem's folder):
+            each is covered by an empty read-only mount. Needs ``filesystem``.
+        hide_secrets: also hide the server user's credential files
+            (:data:`~evaluators._sandbox_fs.SECRET_PATHS`, those that exist).
+        devices: glob patterns of the device nodes the child may open
+            (:data:`~evaluators._sandbox_fs.DEVICES` by default: the usual character
+            devices and accelerators).
+        shm_mb: size of the child's private ``/dev/shm``.
     """
 
     user: tuple[int, int] | None = None
     new_network: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
+    filesystem: bool = True
+    hidden_paths: tuple[str, ...] = ()
+    hide_secrets: bool = True
+    devices: tuple[str, ...] = DEVICES
+    shm_mb: int = 64
 
 
 @dataclass
@@ -160,13 +187,32 @@ class Sandbox:
         keep_pids: Callable[[], Collection[int]] = tuple,
         on_start: Callable[[int], None] | None = None,
     ) -> None:
-        self._job, self._isolation, self._workdir = job, isolation, workdir
+        self._job, self._isolation = job, isolation
         self._keep_pids, self._on_start = keep_pids, on_start
         self._env = dict(isolation.env)
         if os.environ.get("HOME") != workdir or os.environ.get("TMPDIR") != workdir:
             self._env.update(HOME=workdir, TMPDIR=workdir)
         self._ready: _Child | None = None
         self._rlimit_lines: dict[Limits, bytes] = {}
+        plan = plan_filesystem(
+            workdir,
+            tuple(isolation.hidden_paths),
+            enabled=isolation.filesystem,
+            hide_secrets=isolation.hide_secrets,
+            devices=tuple(isolation.devices),
+            shm_mb=isolation.shm_mb,
+        )
+        self._containment = Containment(workdir, plan)
+        warm_up()
+        held = held_capabilities()
+        if held:
+            capabilities = f"all dropped (the server holds {held})"
+        elif plan.mode == "user namespace":
+            capabilities = "all dropped (those of its user namespace)"
+        else:
+            capabilities = "none held"
+        self.protections: dict[str, str] = {**plan.describe(), "capabilities": capabilities}
+        """Which protections the children get, and why any is off (for ``sandbox_info``)."""
 
     def prepare(self) -> None:
         """Fork the next child now; it waits, set up, until :meth:`run` hands it a request."""
@@ -226,7 +272,7 @@ class Sandbox:
             _child(
                 self._job,
                 self._isolation,
-                self._workdir,
+                self._containment,
                 self._env,
                 server_pid,
                 use_pidfd,
@@ -418,12 +464,15 @@ def _sweep(pgid: int, keep_pids: Collection[int]) -> int:
 
     Terminates because a group member's orphans are re-parented to this (subreaper) process
     before that member can be reaped, so "group empty and no children" means all are gone.
-    The common case (nothing left) costs one ``killpg`` and one read of ``/proc``.
+    The common case (nothing left) costs one ``killpg`` and one read of ``/proc``. In a
+    process that is not a subreaper (a controller calling :func:`run_sandboxed` directly) only
+    the group is killed: its other children belong to someone else.
     """
     killed, give_up = 0, time.perf_counter() + _SWEEP_LIMIT_S
+    adopts_orphans = is_subreaper()  # elsewhere other children are not ours to kill
     while True:
         group_alive = _kill_group(pgid)
-        strays = children() - set(keep_pids)
+        strays = children() - set(keep_pids) if adopts_orphans else set()
         for stray in strays:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(stray, signal.SIGKILL)
@@ -535,7 +584,9 @@ def _signal_name(sig: int) -> str:
 
 __all__ = [
     "CHILD_STATUSES",
+    "DEVICES",
     "RESULT_FD",
+    "SECRET_PATHS",
     "Isolation",
     "Job",
     "Limits",

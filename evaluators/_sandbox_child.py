@@ -1,4 +1,4 @@
-"""What runs inside the forked candidate before its job: session, pipes, rlimits, user switch."""
+"""What runs inside the forked candidate before its job: session, pipes, mounts, user, rlimits."""
 
 from __future__ import annotations
 
@@ -9,14 +9,12 @@ import resource
 import signal
 import sys
 import tempfile
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from evaluators._sandbox_host import (
-    PR_SET_NO_NEW_PRIVS,
-    PR_SET_PDEATHSIG,
-    enter_network_namespace,
-    prctl,
-)
+from evaluators._sandbox_caps import drop_capabilities
+from evaluators._sandbox_fs import FilesystemPlan, apply_filesystem
+from evaluators._sandbox_host import PR_SET_PDEATHSIG, enter_network_namespace, prctl
 from evaluators._sandbox_protocol import write_all
 
 if TYPE_CHECKING:
@@ -31,7 +29,7 @@ _MAXFD = 1 << 20
 def _child(
     job: Job,
     isolation: Isolation,
-    workdir: str,
+    containment: Containment,
     env: dict[str, str],
     server_pid: int,
     use_pidfd: bool,
@@ -41,6 +39,11 @@ def _child(
     err_w: int,
 ) -> NoReturn:
     """Set up containment, wait for the request, run the job, write the result, ``_exit``.
+
+    Everything that does not depend on the request (session, descriptors, mount namespace,
+    network, user, capabilities) happens before it arrives, off the latency path when the
+    child was forked ahead. A containment step that fails is reported as the run's result and
+    the job is not run: never a candidate with less isolation than the server announced.
 
     Never returns: nothing of the server (its loop, atexit handlers, finally blocks) may run
     in the child. Kept lean: each Python object touched here costs a copy-on-write fault.
@@ -59,10 +62,8 @@ def _child(
         if not use_pidfd:
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        os.chdir(workdir)
-        if isolation.new_network:
-            enter_network_namespace()
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        failed = _contain(isolation, containment)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after the user switch, which clears it
         if os.getppid() != server_pid:
             os._exit(70)  # the server died before PDEATHSIG was armed
         chunks = []
@@ -73,19 +74,16 @@ def _child(
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
-        rlimits, _, request = b"".join(chunks).partition(b"\n")
-        for which, soft, hard in json.loads(rlimits):
-            resource.setrlimit(which, (soft, hard))
-        if isolation.user is not None:
-            _drop_privileges(*isolation.user)
-            prctl(PR_SET_NO_NEW_PRIVS, 1)  # no setuid binary can take root back
-            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the user switch cleared it
-            if os.getppid() != server_pid:
-                os._exit(70)
-        if env:
-            os.environ.update(env)
-            tempfile.tempdir = env.get("TMPDIR", tempfile.tempdir)
-        header, payload = job(request)
+        if failed:
+            header = {"status": "runtime_error", "error": f"sandbox set-up failed: {failed}"}
+        else:
+            rlimits, _, request = b"".join(chunks).partition(b"\n")
+            for which, soft, hard in json.loads(rlimits):
+                resource.setrlimit(which, (soft, hard))
+            if env:
+                os.environ.update(env)
+                tempfile.tempdir = env.get("TMPDIR", tempfile.tempdir)
+            header, payload = job(request)
     except MemoryError:
         header = {"status": "memory_limit", "error": "ran out of memory (address-space limit)"}
     except BaseException as exc:  # the job catches its own errors; this is the set-up failing
@@ -99,6 +97,29 @@ def _child(
         except BaseException:
             pass
         os._exit(0)
+
+
+@dataclass(frozen=True)
+class Containment:
+    """What a child does before its request, computed once by the server (see ``Sandbox``)."""
+
+    workdir: str
+    filesystem: FilesystemPlan
+
+
+def _contain(isolation: Isolation, containment: Containment) -> str:
+    """Mount namespace, workdir, network, user, capabilities; "" or what failed."""
+    try:
+        apply_filesystem(containment.filesystem)
+        os.chdir(containment.workdir)  # after the mounts: the cwd must be the writable bind
+        if isolation.new_network and not enter_network_namespace():
+            raise OSError("unshare(CLONE_NEWNET) was refused")
+        if isolation.user is not None:
+            _drop_privileges(*isolation.user)
+        drop_capabilities()  # last: the steps above need them
+    except OSError as exc:
+        return str(exc)
+    return ""
 
 
 def _rlimits(limits: Limits, isolation: Isolation) -> list[tuple[int, int, int]]:

@@ -1,7 +1,8 @@
 """Host-side preparation for sandboxes: done once per server process, not per candidate.
 
 A server that forks sandboxed children (see :mod:`evaluators._sandbox`) calls, at start-up:
-:func:`harden_server`, optionally :func:`enter_network_namespace`, :func:`resolve_user` (plus
+:func:`harden_server`, optionally :func:`enter_network_namespace` and
+:func:`enter_private_mount_namespace`, :func:`resolve_user` (plus
 :func:`unreadable_python_path` to check the switch is usable), and creates a :class:`Workdir`.
 Linux gets all of it; elsewhere the Linux-only parts are no-ops.
 """
@@ -22,7 +23,9 @@ from typing import Any
 
 # prctl(2) options and clone(2) flags (Linux).
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
-_CLONE_NEWNET = 0x40000000
+PR_GET_CHILD_SUBREAPER = 37
+_CLONE_NEWNET, _CLONE_NEWNS = 0x40000000, 0x00020000
+_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
 
 _libc_handle: Any = None
 
@@ -53,6 +56,20 @@ def enter_network_namespace() -> bool:
     """
     libc = _libc()
     return libc is not None and libc.unshare(_CLONE_NEWNET) == 0
+
+
+def enter_private_mount_namespace() -> bool:
+    """Move this process into a mount namespace of its own that propagates nothing; False
+    where that is not allowed (only root may).
+
+    Its view of the files does not change. Sandboxed children forked afterwards copy a tree
+    with no shared mounts, so they need not make theirs private (about 0.1 ms each).
+    """
+    libc = _libc()
+    if libc is None or libc.unshare(_CLONE_NEWNS) != 0:
+        return False
+    flags = ctypes.c_ulong(_MS_REC | _MS_PRIVATE)
+    return libc.mount(None, b"/", None, flags, None) == 0
 
 
 def die_with_parent() -> None:
@@ -94,6 +111,19 @@ def unreadable_python_path(uid: int, gid: int) -> str:
         if os.path.isdir(path) and not _can_read_dir(path, uid, gid):
             return path
     return ""
+
+
+def is_subreaper() -> bool:
+    """Whether this process adopts its descendants' orphans (:func:`harden_server` made it so).
+
+    Only then may the sandbox treat every child it did not start as a candidate's leftover:
+    in any other process (a controller running one-shot jobs) children belong to others.
+    """
+    value = ctypes.c_int(0)
+    try:
+        return _libc().prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(value)) == 0 and bool(value.value)
+    except (OSError, AttributeError):
+        return False
 
 
 def children(pid: int | str = "self") -> set[int]:

@@ -24,6 +24,7 @@ from plugins._manager import (
     DEFAULT_PLUGINS,
     PluginError,
     evaluator_class,
+    evaluator_origins,
     evaluators,
     load_plugins,
     model_providers,
@@ -46,6 +47,7 @@ __all__ = [
     "pm",
     # lookups
     "evaluator_class",
+    "evaluator_origins",
     "evaluators",
     "model_providers",
     "plugin_names",

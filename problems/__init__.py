@@ -5,8 +5,8 @@ and are registered through the ``register_problems`` hook like any third-party p
 """
 
 from problems._blocks import END_MARKER, START_MARKER, Block, BlockError, find_blocks
-from problems._loader import ProblemSpecError, load_problem
-from problems._spec import Descriptor, Direction, Objective, Problem
+from problems._loader import ProblemSpecError, import_spec, load_problem
+from problems._spec import Descriptor, Direction, Objective, Problem, Stage, Threshold
 
 __all__ = [
     # declaration
@@ -14,6 +14,9 @@ __all__ = [
     "Direction",
     "Objective",
     "Problem",
+    # cascade
+    "Stage",
+    "Threshold",
     # EVOLVE-BLOCK regions
     "END_MARKER",
     "START_MARKER",
@@ -22,5 +25,6 @@ __all__ = [
     "find_blocks",
     # loading
     "ProblemSpecError",
+    "import_spec",
     "load_problem",
 ]

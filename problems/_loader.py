@@ -23,12 +23,32 @@ declarations and an ``evaluate`` function::
         (and "error": "why") for an invalid answer.'''
 
 The seed program must contain at least one EVOLVE-BLOCK.
+
+Cascade (optional): cheap stages first, so that a candidate that fails early costs nothing
+more. Each stage calls ``entry(*args, **kwargs)`` under its own limits and scores the output
+with its own function; the candidate goes on only if that function does not report
+``"correct": False`` and the threshold holds. The last stage is the problem's ``evaluate``,
+whose metrics must hold every objective and descriptor::
+
+    stages = [
+        {"name": "quick", "args": [10], "timeout_s": 1,        # evaluate_quick(output)
+         "threshold": {"metric": "accuracy", "min": 0.9}},
+        {"name": "full", "args": [1000]},                       # evaluate(output)
+    ]
+
+Stage keys: ``name`` (required, an identifier), ``args`` (list), ``kwargs`` (dict),
+``timeout_s`` and ``memory_mb`` (default: the problem's), ``evaluate`` (default
+``evaluate_<name>``; the last stage's is always ``evaluate``), ``threshold`` (``{"metric": ...,
+"min": ..., "max": ...}``, inclusive bounds, at least one of them). A threshold's metric can only
+be checked when the stage runs: a stage whose function does not return it fails the candidate
+with an artifact that says so.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import itertools
+import json
 import math
 import sys
 from collections.abc import Mapping
@@ -37,10 +57,12 @@ from types import ModuleType
 from typing import Any
 
 from problems._blocks import BlockError, find_blocks
-from problems._spec import Descriptor, Direction, Objective, Problem
+from problems._spec import Descriptor, Direction, Objective, Problem, Stage, Threshold
 
 SPEC_FILENAME = "problem.py"
 _DEFAULTS = {"evaluator": "python", "entry": "main", "timeout_s": 30.0, "memory_mb": 2048}
+_STAGE_KEYS = ("name", "args", "kwargs", "timeout_s", "memory_mb", "evaluate", "threshold")
+_THRESHOLD_KEYS = ("metric", "min", "max")
 _module_counter = itertools.count()
 
 
@@ -134,6 +156,9 @@ def load_problem(path: Path | str) -> Problem:
         raise ProblemSpecError(path, "timeout_s/memory_mb", "must be positive")
     preload = optional("preload", (list, tuple), 'use a list of module names, e.g. ["numpy"]')
     entry = optional("entry", str, 'name the function the candidate defines, e.g. entry = "main"')
+    stages = optional(
+        "stages", (list, tuple), 'use a list of dicts, e.g. [{"name": "quick", "args": [10]}, ...]'
+    )
     return Problem(
         name=name,
         spec_path=path,
@@ -147,6 +172,9 @@ def load_problem(path: Path | str) -> Problem:
         preload=tuple(preload) if preload is not None else ("numpy",),
         description=fields.get("description") or (module.__doc__ or "").strip(),
         options=optional("options", Mapping, "use a dict") or {},
+        stages=_stages(path, stages, fields, float(timeout_s), memory_mb)
+        if stages is not None
+        else (),
     )
 
 
@@ -183,6 +211,128 @@ def _descriptors(path: Path, declared: Mapping) -> tuple[Descriptor, ...]:
             raise ProblemSpecError(path, field, f"needs finite numbers low < high; {fix}")
         result.append(Descriptor(str(name), float(low), float(high), bins))
     return tuple(result)
+
+
+def _stages(
+    path: Path, declared: list | tuple, fields: dict[str, Any], timeout_s: float, memory_mb: int
+) -> tuple[Stage, ...]:
+    example = '[{"name": "quick", "args": [10], "threshold": {...}}, {"name": "full"}]'
+    if not declared:
+        raise ProblemSpecError(
+            path, "stages", f"is empty; leave it out for one stage, or declare e.g. {example}"
+        )
+    result: list[Stage] = []
+    for index, entry in enumerate(declared):
+        last = index == len(declared) - 1
+        where = f"stages[{index}]"
+        if not isinstance(entry, Mapping):
+            raise ProblemSpecError(
+                path, where, f"expected a dict, found {type(entry).__name__}; e.g. {example}"
+            )
+        if unknown := sorted(set(map(str, entry)) - set(_STAGE_KEYS)):
+            raise ProblemSpecError(
+                path, where, f"unknown keys {unknown}; a stage has {', '.join(_STAGE_KEYS)}"
+            )
+        name = entry.get("name")
+        if not (isinstance(name, str) and name.isidentifier()):
+            raise ProblemSpecError(
+                path,
+                f"{where}.name",
+                f'found {name!r}; give each stage a name that is an identifier, e.g. "quick"',
+            )
+        if name in {stage.name for stage in result}:
+            raise ProblemSpecError(
+                path, f"{where}.name", f"{name!r} names two stages; stage names must be unique"
+            )
+        evaluate = entry.get("evaluate", "evaluate" if last else f"evaluate_{name}")
+        if last and evaluate != "evaluate":
+            raise ProblemSpecError(
+                path,
+                f"{where}.evaluate",
+                f"found {evaluate!r}; the last stage is scored by the problem's evaluate() "
+                "(its metrics hold the objectives): remove the key",
+            )
+        if not (isinstance(evaluate, str) and callable(fields.get(evaluate))):
+            raise ProblemSpecError(
+                path,
+                f"{where}.evaluate",
+                f"the spec defines no function {evaluate!r}; define `def {evaluate}(output) -> "
+                "dict` that scores this stage's output, or name another with "
+                '"evaluate": "my_function"',
+            )
+        args, kwargs = entry.get("args", ()), entry.get("kwargs", {})
+        if not isinstance(args, list | tuple):
+            raise ProblemSpecError(
+                path, f"{where}.args", f"found {args!r}; use a list of entry() arguments"
+            )
+        if not (isinstance(kwargs, Mapping) and all(isinstance(k, str) for k in kwargs)):
+            raise ProblemSpecError(
+                path, f"{where}.kwargs", f"found {kwargs!r}; use a dict with string keys"
+            )
+        try:
+            json.dumps([args, dict(kwargs)])
+        except (TypeError, ValueError) as exc:
+            raise ProblemSpecError(
+                path,
+                f"{where}.args/kwargs",
+                f"cannot be sent to the candidate as JSON ({exc}); use numbers, strings, "
+                "lists and dicts",
+            ) from None
+        stage_timeout = entry.get("timeout_s", timeout_s)
+        if not (_finite(stage_timeout) and stage_timeout > 0):
+            raise ProblemSpecError(
+                path, f"{where}.timeout_s", f"found {stage_timeout!r}; use a positive number"
+            )
+        stage_memory = entry.get("memory_mb", memory_mb)
+        if isinstance(stage_memory, bool) or not (
+            isinstance(stage_memory, int) and stage_memory > 0
+        ):
+            raise ProblemSpecError(
+                path, f"{where}.memory_mb", f"found {stage_memory!r}; use positive whole megabytes"
+            )
+        result.append(
+            Stage(
+                name=name,
+                timeout_s=float(stage_timeout),
+                threshold=_threshold(path, f"{where}.threshold", entry.get("threshold")),
+                evaluate=evaluate,
+                args=tuple(args),
+                kwargs=dict(kwargs),
+                memory_mb=stage_memory,
+            )
+        )
+    return tuple(result)
+
+
+def _threshold(path: Path, where: str, declared: Any) -> Threshold | None:
+    if declared is None:
+        return None
+    fix = 'use {"metric": "accuracy", "min": 0.9} (and/or "max")'
+    if not isinstance(declared, Mapping):
+        raise ProblemSpecError(path, where, f"found {declared!r}; {fix}")
+    if unknown := sorted(set(map(str, declared)) - set(_THRESHOLD_KEYS)):
+        raise ProblemSpecError(path, where, f"unknown keys {unknown}; {fix}")
+    metric = declared.get("metric")
+    if not (isinstance(metric, str) and metric):
+        raise ProblemSpecError(path, f"{where}.metric", f"found {metric!r}; {fix}")
+    bounds = {key: declared.get(key) for key in ("min", "max")}
+    for key, value in bounds.items():
+        if value is not None and not _finite(value):
+            raise ProblemSpecError(path, f"{where}.{key}", f"found {value!r}; use a finite number")
+    low, high = bounds["min"], bounds["max"]
+    if low is None and high is None:
+        raise ProblemSpecError(path, where, f"sets neither min nor max; {fix}")
+    if low is not None and high is not None and low > high:
+        raise ProblemSpecError(path, where, f"min {low!r} > max {high!r}; no value could pass")
+    return Threshold(
+        metric,
+        None if low is None else float(low),
+        None if high is None else float(high),
+    )
+
+
+def _finite(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
 
 
 def _seed(path: Path, fields: dict[str, Any]) -> str:

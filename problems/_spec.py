@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 class Direction(enum.StrEnum):
@@ -47,6 +48,68 @@ class Descriptor:
 
 
 @dataclass(frozen=True)
+class Threshold:
+    """The bar a cascade stage's metric must clear for the candidate to reach the next stage.
+
+    Bounds are inclusive; at least one is set. A metric that is missing, not a finite number,
+    or out of bounds stops the cascade with ``incorrect``.
+    """
+
+    metric: str
+    min: float | None = None
+    max: float | None = None
+
+    def miss(self, stage: str, metrics: Mapping[str, Any]) -> str | None:
+        """Why ``metrics`` miss this threshold, as an artifact for the prompt; ``None`` if met."""
+        value = metrics.get(self.metric)
+        if self.metric not in metrics:
+            return (
+                f"stage {stage!r}: threshold metric {self.metric!r} is not among the metrics "
+                f"its evaluate function returned ({sorted(metrics)}); return it from that "
+                "function or fix the threshold in the problem's `stages`"
+            )
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not (number and math.isfinite(value)):
+            return (
+                f"stage {stage!r}: threshold metric {self.metric!r} is {value!r}; "
+                "expected a finite number"
+            )
+        if self.min is not None and value < self.min:
+            return f"stage {stage!r}: {self.metric} {value:.6g} < {self.min:.6g} (threshold)"
+        if self.max is not None and value > self.max:
+            return f"stage {stage!r}: {self.metric} {value:.6g} > {self.max:.6g} (threshold)"
+        return None
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of a cascade: run the candidate's entry on this stage's input, score, compare.
+
+    Stages run cheapest first; a candidate that fails a stage, or misses its threshold, is
+    not run on the next one. Only the last stage's metrics are checked against the problem's
+    objectives and descriptors.
+
+    Attributes:
+        name: identifies the stage in metrics, timings and artifacts (``"quick"``).
+        timeout_s: wall-clock limit for this stage's run of the candidate.
+        threshold: what this stage's metrics must meet to go on; ``None``: only correctness.
+        evaluate: the spec's function that scores this stage's output; the last stage's is
+            the problem's ``evaluate``.
+        args: positional arguments for the candidate's entry function (JSON values).
+        kwargs: keyword arguments for the entry function (JSON values).
+        memory_mb: address-space limit for this stage's run.
+    """
+
+    name: str
+    timeout_s: float
+    threshold: Threshold | None = None
+    evaluate: str = "evaluate"
+    args: tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    memory_mb: int = 2048
+
+
+@dataclass(frozen=True)
 class Problem:
     """A loaded, validated problem spec. See :func:`problems.load_problem` for the file format."""
 
@@ -62,6 +125,8 @@ class Problem:
     preload: tuple[str, ...] = ("numpy",)
     description: str = ""
     options: Mapping[str, object] = field(default_factory=dict)
+    stages: tuple[Stage, ...] = ()
+    """Cascade stages, cheapest first; empty: one run of ``entry()`` scored by ``evaluate``."""
 
     @property
     def primary(self) -> Objective:

@@ -12,18 +12,21 @@ from evolve.cli._common import json_option
 @click.command("plugins")
 @json_option
 def plugins_command(as_json):
-    """List loaded plugins, evaluators (available here or why not), strategies and models."""
-    import plugins
+    """List loaded plugins, evaluators (available here or why not), strategies and models.
 
+    \b
+    Example:
+        evoforge plugins
+        evoforge plugins --json | jq '.evaluators[] | select(.available)'
+    """
+    import plugins
+    from plugins import evaluator_origins
+
+    origins = evaluator_origins()
     data = {
         "plugins": [{"name": n, "origin": o} for n, o in plugins.plugin_names()],
         "evaluators": [
-            {
-                "name": name,
-                "targets": list(cls.targets),
-                "available": (a := cls.availability()).available,
-                "reason": a.reason,
-            }
+            _evaluator_row(name, cls, *origins[name])
             for name, cls in sorted(plugins.evaluators().items())
         ],
         "selection_strategies": sorted(plugins.selection_strategies()),
@@ -37,14 +40,36 @@ def plugins_command(as_json):
     for p in data["plugins"]:
         click.echo(f"  {p['name']} ({p['origin']})")
     click.echo("evaluators:")
+    width = max((len(e["name"]) for e in data["evaluators"]), default=0)
     for e in data["evaluators"]:
         state = "available" if e["available"] else f"unavailable: {e['reason']}"
-        click.echo(f"  {e['name']:10} [{', '.join(e['targets'])}] {state}")
+        click.echo(
+            f"  {e['name']:{width}}  [{', '.join(e['targets'])}]  {state}  "
+            f"(plugin {e['plugin']}, {e['origin']})"
+        )
     click.echo("selection strategies: " + ", ".join(data["selection_strategies"]))
     click.echo(
         "model providers: " + ", ".join(data["model_providers"]) + " (plus every litellm provider)"
     )
     click.echo("problems: " + ", ".join(data["problems"]))
+
+
+def _evaluator_row(name: str, cls: type, plugin: str, origin: str) -> dict:
+    """One evaluator's line; a plugin whose ``availability()`` raises is shown, not fatal."""
+    try:
+        availability = cls.availability()
+        available, reason = bool(availability.available), str(availability.reason)
+    except Exception as exc:
+        available = False
+        reason = f"availability() raised {type(exc).__name__}: {exc}"
+    return {
+        "name": name,
+        "targets": list(cls.targets),
+        "available": available,
+        "reason": "" if available else reason or "no reason given",
+        "plugin": plugin,
+        "origin": origin,
+    }
 
 
 @click.command("problems")
@@ -64,6 +89,7 @@ def problems_command(as_json):
                 "evaluator": problem.evaluator,
                 "objectives": {o.name: str(o.direction) for o in problem.objectives},
                 "cells": problem.num_cells,
+                "stages": [stage.name for stage in problem.stages],
             }
         )
     if as_json:
@@ -71,7 +97,8 @@ def problems_command(as_json):
         return
     for row in rows:
         objectives = ", ".join(f"{k} ({v})" for k, v in row["objectives"].items())
+        stages = f"; stages {' > '.join(row['stages'])}" if row["stages"] else ""
         click.echo(
             f"{row['name']:16} evaluator {row['evaluator']:8} {objectives}; "
-            f"{row['cells']} cells  {row['path']}"
+            f"{row['cells']} cells{stages}  {row['path']}"
         )

@@ -1,90 +1,40 @@
-"""The python evaluator contains hostile candidates: processes, files, network, secrets."""
+"""The python evaluator's containment settings: the workdir, what it hides, how it says so.
+
+The attacks themselves are in ``test_hostile.py``.
+"""
 
 from __future__ import annotations
 
-import socket
+import asyncio
 from pathlib import Path
 
 import pytest
 
-from evaluators import Status
+from evaluators import PythonEvaluator, Status
+from problems import ProblemSpecError, load_problem
 from tests.conftest import ROOT
-from tests.evaluators.conftest import (
-    IS_ROOT,
-    gone,
-    processes_in_session,
-    run_candidates,
-)
+from tests.evaluators.conftest import IS_ROOT, SEED, run_candidates
+from tests.evaluators.test_hostile import require_filesystem
 
-# --- containment ------------------------------------------------------------------------------
-
-
-def test_sleeping_grandchild_is_killed(probe):
-    source = """
-        import os, time
-        def main():
-            pid = os.fork()
-            if pid == 0:
-                time.sleep(60)
-                os._exit(0)
-            return {"metrics": {"score": 1.0, "size": 1.0, "pid": pid}}
-    """
-    (result,) = run_candidates(probe(), source)
-    assert result.status is Status.OK
-    assert gone(result.metrics["pid"])
+LISTS = """
+import os
+def main():
+    out = {}
+    for path in PATHS:
+        try:
+            out[path] = sorted(os.listdir(path)) if os.path.isdir(path) else open(path).read()
+        except OSError as exc:
+            out[path] = type(exc).__name__
+    return out
+"""
 
 
-def test_grandchild_that_left_the_process_group_is_killed(probe):
-    source = """
-        import os, time
-        def main():
-            r, w = os.pipe()
-            middle = os.fork()
-            if middle == 0:
-                os.setsid()  # a new session: out of reach of the group kill
-                if os.fork() == 0:
-                    time.sleep(60)
-                    os._exit(0)
-                os._exit(0)
-            os.waitpid(middle, 0)
-            return {"metrics": {"score": 1.0, "size": 1.0, "middle": middle}}
-    """
-    (result,) = run_candidates(probe(), source)
-    assert result.status is Status.OK
-    assert not processes_in_session(result.metrics["middle"])
+def sandbox_info(folder: Path) -> dict:
+    async def go() -> dict:
+        async with PythonEvaluator(load_problem(folder)) as evaluator:
+            return evaluator.sandbox_info
 
-
-def test_bounded_fork_bomb_is_contained(probe):
-    source = """
-        import os, time
-        def main():
-            r, w = os.pipe()
-            root = os.getpid()
-            for _ in range(7):  # 2**7 processes, each forking further
-                os.fork()
-            if os.getpid() != root:
-                os.write(w, b"%8d" % os.getpid())
-                time.sleep(60)
-                os._exit(0)
-            data = b""
-            while len(data) < 8 * 127:
-                data += os.read(r, 8 * 127 - len(data))
-            flat = []
-            for _ in range(200):
-                pid = os.fork()
-                if pid == 0:
-                    time.sleep(60)
-                    os._exit(0)
-                flat.append(pid)
-            return {"metrics": {"score": 1.0, "size": 1.0,
-                                "pids": [int(p) for p in data.split()] + flat}}
-    """
-    # As root RLIMIT_NPROC is not enforced: the group kill and the sweep are the containment.
-    (result,) = run_candidates(probe(timeout_s=20, options={"sandbox_user": None}), source)
-    assert result.status is Status.OK, result.artifacts
-    pids = result.metrics["pids"]
-    assert len(pids) == 327
-    assert [pid for pid in pids if not gone(pid)] == []
+    return asyncio.run(go())
 
 
 def test_writes_land_in_a_private_workdir_that_is_emptied(probe):
@@ -104,90 +54,61 @@ def test_writes_land_in_a_private_workdir_that_is_emptied(probe):
     assert not (cwd / "evoforge-escape-probe.txt").exists()
 
 
-@pytest.mark.skipif(not IS_ROOT, reason="documents a limit of running candidates as root")
-def test_as_root_absolute_writes_are_not_prevented(probe, tmp_path):
-    # Without a user switch (or a mount namespace), root can write anywhere by absolute path.
+def test_the_problem_folder_and_declared_paths_are_hidden_and_said_so(probe, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "reference.txt").write_text("42")
+    (tmp_path / "visible.txt").write_text("fine")
+    folder = probe(options={"sandbox_hidden_paths": ["../data"]})  # relative to the spec
+    info = sandbox_info(folder)
+    require_filesystem(info)
+    assert str(folder) in info["hidden"] and str(data) in info["hidden"]
+    assert {"filesystem", "hidden", "devices", "capabilities"} <= set(info)
+    paths = [str(folder), str(data), str(tmp_path / "visible.txt")]
+    source = LISTS.replace("PATHS", repr(paths))
+    (result,) = run_candidates(folder, source)
+    assert result.status is Status.OK, result.artifacts
+    seen = result.metrics["echo"]
+    assert seen == {str(folder): [], str(data): [], str(tmp_path / "visible.txt"): "fine"}
+    assert (folder / "problem.py").exists() and (data / "reference.txt").exists()
+
+
+def test_a_one_file_problem_hides_its_spec_file_only(tmp_path):
+    spec = tmp_path / "single.py"
+    spec.write_text(
+        "name = 'single'\nobjectives = {'score': 'maximize'}\npreload = []\n"
+        f"seed_source = {SEED!r}\ntimeout_s = 5\nmemory_mb = 512\n"
+        "def evaluate(output):\n    return {'score': 1.0, 'echo': output}\n"
+    )
+    (tmp_path / "neighbour.txt").write_text("fine")
+    require_filesystem(sandbox_info(spec))
+    source = LISTS.replace("PATHS", repr([str(spec), str(tmp_path / "neighbour.txt")]))
+    (result,) = run_candidates(spec, source)
+    assert result.status is Status.OK, result.artifacts
+    # Covered by a device node on a nodev mount: it cannot be opened at all.
+    neighbour = str(tmp_path / "neighbour.txt")
+    assert result.metrics["echo"] == {str(spec): "PermissionError", neighbour: "fine"}
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="as another user, writes to root's files fail anyway")
+def test_sandbox_filesystem_false_turns_it_off_and_says_so(probe, tmp_path):
     target = tmp_path / "written-by-candidate"
+    folder = probe(options={"sandbox_user": None, "sandbox_filesystem": False})
     source = f"def main():\n    open({str(target)!r}, 'w').write('x')\n    return 1\n"
-    (result,) = run_candidates(probe(options={"sandbox_user": None}), source)
-    assert result.status is Status.OK and target.exists()
+    (result,) = run_candidates(folder, source)
+    assert result.status is Status.OK and target.exists()  # the option really is what blocks it
+    assert sandbox_info(folder)["filesystem"] == "off: not asked"
 
 
-def test_candidate_has_no_network(probe):
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    source = f"""
-        import socket
-        def main():
-            try:
-                socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
-                return "connected"
-            except OSError as exc:
-                return type(exc).__name__
-    """
-    try:
-        isolated, candidate_ns, host = (
-            run_candidates(probe(options={"sandbox_network": mode}), source)[0]
-            for mode in ("server", "candidate", "host")
-        )
-    finally:
-        listener.close()
-    assert isolated.metrics["echo"] != "connected"
-    assert candidate_ns.metrics["echo"] != "connected"
-    assert host.metrics["echo"] == "connected"  # the option really is what blocks it
-
-
-def test_candidate_cannot_see_spec_data_or_what_evaluate_cached(probe, tmp_path):
-    spec = PROBE_WITH_SECRET
-    folder = probe(spec=spec)
-    source = """
-        import gc, sys
-        def main():
-            needle = "retnuh"[::-1] + "-spec"
-            cached = "retnuh"[::-1] + "-cache"
-            found = []
-            for obj in gc.get_objects():
-                if isinstance(obj, dict):
-                    for value in list(obj.values()):
-                        if isinstance(value, str) and (needle in value or cached in value):
-                            found.append(value)
-            specs = [m for m in sys.modules if m.startswith("_evoforge_problem_")]
-            return {"found": found, "spec_modules": specs}
-    """
-    first, second = run_candidates(folder, source, source)
-    for result in (first, second):
-        assert result.status is Status.OK, result.artifacts
-        assert result.metrics["found"] == [] and result.metrics["spec_modules"] == []
-    assert second.metrics["cache_size"] == 2  # evaluate() did cache, in the scorer only
-
-
-PROBE_WITH_SECRET = """
-name = "secretive"
-objectives = {{"score": "maximize"}}
-preload = []
-timeout_s = {timeout_s!r}
-memory_mb = {memory_mb!r}
-options = {options!r}
-SECRET = "hunter-spec: the reference answer is 42"
-CACHE = []
-
-def evaluate(output):
-    CACHE.append("hunter-cache: the hidden test input")
-    return {{"score": 1.0, "found": output["found"], "spec_modules": output["spec_modules"],
-             "cache_size": len(CACHE)}}
-"""
-
-
-def test_a_candidate_deleting_its_workdir_harms_no_later_candidate(probe):
-    deletes = """
-    import os, shutil
-
-    def main():
-        here = os.getcwd()
-        os.chdir("/")
-        shutil.rmtree(here)
-        return {"metrics": {"score": 2.0, "size": 1.0}}
-    """
-    fine = "def main():\n    return {'metrics': {'score': 1.0, 'size': 1.0}}\n"
-    results = run_candidates(probe(), deletes, fine, fine, fine)
-    assert [r.status for r in results] == [Status.OK] * 4
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"sandbox_filesystem": "yes"}, "sandbox_filesystem"),
+        ({"sandbox_hidden_paths": "data"}, "sandbox_hidden_paths"),
+        ({"sandbox_hidden_paths": [3]}, "sandbox_hidden_paths"),
+    ],
+    ids=["filesystem-not-bool", "hidden-a-string", "hidden-not-paths"],
+)
+def test_bad_filesystem_options_are_spec_errors(probe, options, field):
+    with pytest.raises(ProblemSpecError, match=field):
+        PythonEvaluator(load_problem(probe(options=options)))

@@ -23,6 +23,10 @@ from tests.evaluators.conftest import (
     wait_until_sync,
 )
 
+# Candidates that report their pids through a file under tmp_path: as root, without the
+# read-only filesystem (test_hostile.py covers that).
+WRITES_TMP_PATH = {"sandbox_user": None, "sandbox_filesystem": False}
+
 OK_SOURCE = """
 def main():
     return {"metrics": {"score": 2.5, "size": 3.0, "note": "fine"}}
@@ -259,7 +263,7 @@ def test_candidate_killing_its_server_is_crashed_and_the_next_one_works(probe, t
             os.kill(os.getppid(), 9)
             time.sleep(60)
     """
-    crashed, ok = run_candidates(probe(options={"sandbox_user": None}), killer, OK_SOURCE)
+    crashed, ok = run_candidates(probe(options=WRITES_TMP_PATH), killer, OK_SOURCE)
     assert crashed.status is Status.CRASHED
     assert "sandbox worker died" in crashed.artifacts["error"]
     assert "SIGKILL" in crashed.artifacts["error"]
@@ -278,7 +282,7 @@ def test_cancelling_an_evaluation_kills_the_candidate_and_keeps_the_evaluator(pr
     """
 
     async def go():
-        folder = probe(timeout_s=30, options={"sandbox_user": None})
+        folder = probe(timeout_s=30, options=WRITES_TMP_PATH)
         async with PythonEvaluator(load_problem(folder)) as evaluator:
             task = asyncio.create_task(evaluator.evaluate(dedent(source)))
             assert await wait_until(lambda: pid_file.exists() and pid_file.read_text())
@@ -339,7 +343,7 @@ def test_cancel_then_close_at_once_leaves_nothing_behind(probe, tmp_path):
     """
 
     async def go():
-        evaluator = PythonEvaluator(load_problem(probe(options={"sandbox_user": None})))
+        evaluator = PythonEvaluator(load_problem(probe(options=WRITES_TMP_PATH)))
         await evaluator.start()
         roots = [s.workdir_root for s in evaluator._servers]
         task = asyncio.create_task(evaluator.evaluate(dedent(source)))

@@ -12,6 +12,7 @@ In-process (a ``ThreadingHTTPServer`` in a thread)::
 As a subprocess, so that CLI tests can kill it and restart it on the same port::
 
     python -m tests.evolve.openai_server --port 0 [--delay S] [--faults SPEC] [--cycle]
+        [--echo-auth]
 
 prints ``READY http://127.0.0.1:<port>/v1`` on stdout and serves until SIGTERM or SIGINT.
 
@@ -32,6 +33,9 @@ the prompt's :data:`evolve._offline.CURRENT_PROGRAM_HEADING` (its fenced block),
 the request's ``seed`` and a hash of the messages, wrapped in some prose as a real model would
 write it; so a run against this server improves scores as offline runs do. ``answer=`` replaces
 it with a fixed text or a function of the request body.
+
+``server.replies`` says what each request got (status, or None for ``drop``) and when, so a
+test can check that a client waited what ``Retry-After`` asked before trying again.
 """
 
 from __future__ import annotations
@@ -73,12 +77,24 @@ _ERROR_TYPES = {
 
 @dataclass(frozen=True)
 class Request:
-    """One request as the server received it (header names lower-cased)."""
+    """One request as the server received it (header names lower-cased; ``received_s`` is
+    ``time.monotonic()`` when its body had been read)."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: dict[str, Any] | None
+    received_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the server did with one request: the HTTP status it sent (None: the connection
+    was dropped without a reply) and ``time.monotonic()`` when it had sent it."""
+
+    request: Request
+    status: int | None
+    sent_s: float
 
 
 @dataclass(frozen=True)
@@ -193,6 +209,10 @@ class OpenAIServer:
         port: 0 picks a free port; a fixed one lets a test restart the server where it was.
         api_key: when set, a request without ``Authorization: Bearer <api_key>`` gets a 401
             whose message quotes the key it received (as careless providers do).
+        echo_auth: every error body (scripted faults included) quotes the key of the
+            request's ``Authorization: Bearer`` header, bare, as careless providers and
+            proxies do, so that tests can check that a key sent back never reaches the
+            archive or the logs.
     """
 
     def __init__(
@@ -204,6 +224,7 @@ class OpenAIServer:
         delay_s: float = 0.0,
         port: int = 0,
         api_key: str | None = None,
+        echo_auth: bool = False,
     ) -> None:
         script = [
             f if isinstance(f, Fault) else Fault.parse(f)
@@ -215,11 +236,13 @@ class OpenAIServer:
         self.answer = answer
         self.delay_s = delay_s
         self.api_key = api_key
+        self.echo_auth = echo_auth
         self.requests: list[Request] = []
+        self.replies: list[Reply] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._connections: set[socket.socket] = set()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+        self._httpd = _HTTPServer(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -291,6 +314,10 @@ class OpenAIServer:
         with self._lock:
             self.requests.append(request)
 
+    def _replied(self, request: Request, status: int | None) -> None:
+        with self._lock:
+            self.replies.append(Reply(request, status, time.monotonic()))
+
     def _wait(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)  # returns at once when the server stops
@@ -303,6 +330,14 @@ class OpenAIServer:
         return self.answer(body)
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up before its answer (a cancelled call, a run that ended) is
+        # ordinary here; anything else is a bug in this server and keeps its traceback.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def _handler_for(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(_Handler):
         owner = server
@@ -313,6 +348,7 @@ def _handler_for(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
 class _Handler(BaseHTTPRequestHandler):
     owner: OpenAIServer
     protocol_version = "HTTP/1.1"  # keep-alive, as real providers serve the SDK
+    request: Request  # the one being answered (set before any reply)
 
     def setup(self) -> None:
         super().setup()
@@ -334,7 +370,8 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # quiet: tests read server.requests instead
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-        self.owner._record(Request("GET", self.path, self._headers(), None))
+        self.request = Request("GET", self.path, self._headers(), None, time.monotonic())
+        self.owner._record(self.request)
         if self.path.rstrip("/") != "/v1/models":
             self._error(404, f"no route GET {self.path}")
             return
@@ -348,7 +385,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             body = None
-        self.owner._record(Request("POST", self.path, self._headers(), body))
+        self.request = Request("POST", self.path, self._headers(), body, time.monotonic())
+        self.owner._record(self.request)
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._error(404, f"no route POST {self.path}")
             return
@@ -364,6 +402,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.owner._wait(self.owner.delay_s + fault.delay_s)
         if fault.kind == "drop":
             self.close_connection = True  # no status line, no body: the client sees EOF
+            self.owner._replied(self.request, None)
             return
         if fault.kind == "status":
             self._error(fault.status, f"scripted fault {fault.status}", fault.retry_after)
@@ -383,9 +422,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+        self.wfile.flush()  # sent before it is logged as sent
+        self.owner._replied(self.request, status)
 
     def _error(self, status: int, message: str, retry_after: str | None = None) -> None:
         kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "api_error")
+        if self.owner.echo_auth:
+            sent = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+            message += f" (the key sent was {sent or '(none)'})"
         error = {"message": message, "type": kind, "param": None, "code": str(status)}
         headers = {"Retry-After": retry_after} if retry_after is not None else None
         self._json(status, {"error": error}, headers)
@@ -424,6 +468,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cycle", action="store_true", help="repeat the faults forever")
     parser.add_argument("--answer", default=None, help="a fixed answer text")
     parser.add_argument("--api-key", default=None, help="require this bearer key")
+    parser.add_argument(
+        "--echo-auth", action="store_true", help="quote the key received in error bodies"
+    )
     args = parser.parse_args(argv)
     server = OpenAIServer(
         answer=args.answer,
@@ -432,6 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         delay_s=args.delay,
         port=args.port,
         api_key=args.api_key,
+        echo_auth=args.echo_auth,
     )
 
     def _quit(signum: int, frame: Any) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from problems import Direction, ProblemSpecError, load_problem
+from problems import Direction, ProblemSpecError, Stage, Threshold, load_problem
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
 
 
@@ -92,3 +92,96 @@ def test_missing_seed_file(make_problem):
 def test_folder_without_spec(tmp_path):
     with pytest.raises(ProblemSpecError, match="no problem.py"):
         load_problem(tmp_path)
+
+
+# --- cascade stages ---------------------------------------------------------------------------
+
+STAGED = """
+name = "staged"
+objectives = {"s": "maximize"}
+timeout_s = 7
+memory_mb = 256
+stages = [
+    {"name": "quick", "args": [3], "timeout_s": 0.5,
+     "threshold": {"metric": "accuracy", "min": 0.9}},
+    {"name": "medium", "kwargs": {"n": 50}, "evaluate": "score_medium", "memory_mb": 128,
+     "threshold": {"metric": "seconds", "max": 2}},
+    {"name": "full", "args": [1000]},
+]
+def evaluate_quick(o): return {}
+def score_medium(o): return {}
+def evaluate(o): return {}
+"""
+
+
+def test_stages_load_with_defaults(make_problem):
+    problem = load_problem(make_problem(STAGED, TRIVIAL_SEED))
+    assert problem.stages == (
+        Stage("quick", 0.5, Threshold("accuracy", min=0.9), "evaluate_quick", (3,), {}, 256),
+        Stage("medium", 7.0, Threshold("seconds", max=2.0), "score_medium", (), {"n": 50}, 128),
+        Stage("full", 7.0, None, "evaluate", (1000,), {}, 256),
+    )
+
+
+def test_no_stages_means_no_cascade(make_problem):
+    assert load_problem(make_problem(TRIVIAL_SPEC, TRIVIAL_SEED)).stages == ()
+
+
+_HEAD = 'name = "x"\nobjectives = {"s": "maximize"}\ndef evaluate(o): return {}\n'
+_QUICK = "def evaluate_quick(o): return {}\n"
+MALFORMED_STAGES = {
+    "not-a-list": ('stages = {"name": "quick"}', "stages"),
+    "empty": ("stages = []", "stages"),
+    "entry-not-a-dict": ('stages = ["quick"]', "stages[0]"),
+    "unknown-key": ('stages = [{"name": "full", "timeout": 3}]', "stages[0]"),
+    "missing-name": ('stages = [{"args": [1]}]', "stages[0].name"),
+    "name-not-identifier": ('stages = [{"name": "a b"}]', "stages[0].name"),
+    "duplicate-name": (
+        _QUICK + 'stages = [{"name": "quick"}, {"name": "quick"}]',
+        "stages[1].name",
+    ),
+    "no-stage-function": ('stages = [{"name": "quick"}, {"name": "full"}]', "stages[0].evaluate"),
+    "last-stage-not-evaluate": (
+        _QUICK + 'stages = [{"name": "full", "evaluate": "evaluate_quick"}]',
+        "stages[0].evaluate",
+    ),
+    "args-not-a-list": ('stages = [{"name": "full", "args": 3}]', "stages[0].args"),
+    "kwargs-not-a-dict": ('stages = [{"name": "full", "kwargs": [1]}]', "stages[0].kwargs"),
+    "args-not-json": ('stages = [{"name": "full", "args": [object()]}]', "stages[0].args/kwargs"),
+    "bad-timeout": ('stages = [{"name": "full", "timeout_s": 0}]', "stages[0].timeout_s"),
+    "bad-memory": ('stages = [{"name": "full", "memory_mb": 1.5}]', "stages[0].memory_mb"),
+    "threshold-not-a-dict": (
+        'stages = [{"name": "full", "threshold": 0.9}]',
+        "stages[0].threshold",
+    ),
+    "threshold-no-bounds": (
+        'stages = [{"name": "full", "threshold": {"metric": "s"}}]',
+        "stages[0].threshold",
+    ),
+    "threshold-no-metric": (
+        'stages = [{"name": "full", "threshold": {"min": 1}}]',
+        "stages[0].threshold.metric",
+    ),
+    "threshold-bad-bound": (
+        'stages = [{"name": "full", "threshold": {"metric": "s", "min": "high"}}]',
+        "stages[0].threshold.min",
+    ),
+    "threshold-empty-range": (
+        'stages = [{"name": "full", "threshold": {"metric": "s", "min": 2, "max": 1}}]',
+        "stages[0].threshold",
+    ),
+    "threshold-unknown-key": (
+        'stages = [{"name": "full", "threshold": {"metric": "s", "above": 1}}]',
+        "stages[0].threshold",
+    ),
+}
+
+
+@pytest.mark.parametrize("body,field", MALFORMED_STAGES.values(), ids=MALFORMED_STAGES.keys())
+def test_malformed_stages_name_the_field_and_the_fix(make_problem, body, field):
+    folder = make_problem(_HEAD + body, TRIVIAL_SEED)
+    with pytest.raises(ProblemSpecError) as info:
+        load_problem(folder)
+    assert info.value.field == field
+    assert f"problem.py: {field}: " in str(info.value)
+    assert len(str(info.value).split(f"{field}: ", 1)[1]) > 20  # says what to do, not just "bad"

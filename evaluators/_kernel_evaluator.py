@@ -1,0 +1,101 @@
+"""The part every kernel evaluator (``tpu``, ``metal``, ``trainium``) shares: a fresh runner
+process per candidate, exclusive use of the device while it runs, and a typed result that
+carries the device's fingerprint."""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from evaluators._base import Evaluator
+from evaluators._devices import Device, DeviceSlots, fingerprint, inventory
+from evaluators._kernel_io import read_kernel_config
+from evaluators._result import EvalResult
+from evaluators._runner import call_runner, reply_result
+
+if TYPE_CHECKING:
+    from problems import Problem
+
+RUNNER_MARGIN_S = 120.0
+"""Runner start-up, imports and the reference check, on top of the candidate's own limit."""
+
+
+class EvaluatorUnavailableError(RuntimeError):
+    """An evaluator was asked to run where it cannot (see its ``availability()``)."""
+
+
+class KernelEvaluator(Evaluator):
+    """Runs each candidate through ``python -m <runner>`` (see :mod:`evaluators._runner`).
+
+    Subclasses name the runner module, the device kind they hold while a candidate runs
+    (``None``: none), and add their fields to the request.
+    """
+
+    runner: ClassVar[str]
+
+    def __init__(self, problem: Problem, *, workers: int = 1) -> None:
+        super().__init__(problem, workers=workers)
+        self.config = read_kernel_config(problem)
+        self.target = self.targets[0]
+        self._running = asyncio.Semaphore(workers)
+        self._slots: DeviceSlots | None = None
+        self._device: Device = inventory().of_kind("cpu")[0]
+
+    def use_device(self, kind: str) -> None:
+        """Hold the first device of ``kind`` for every candidate (one candidate at a time)."""
+        self._device = inventory().of_kind(kind)[0]
+        self._slots = DeviceSlots([self._device])
+
+    @abc.abstractmethod
+    def request(self, source: str) -> dict[str, Any]:
+        """The runner's request for ``source``, beyond :meth:`base_request`."""
+
+    def base_request(self, source: str) -> dict[str, Any]:
+        problem, config = self.problem, self.config
+        return {
+            "source": source,
+            "seed_source": problem.seed_source,
+            "entry": problem.entry,
+            "spec_path": str(problem.spec_path),
+            **config,
+            "timeout_s": problem.timeout_s,
+            "memory_mb": problem.memory_mb,
+            "user": problem.options.get("sandbox_user", "nobody"),
+            "network": problem.options.get("sandbox_network", "server"),
+        }
+
+    async def evaluate(self, source: str) -> EvalResult:
+        """Run and check one candidate. Never raises for a bad candidate.
+
+        Raises:
+            EvaluatorUnavailableError: this host cannot run the evaluator (no result is made
+                up; a session refuses to start in that case).
+        """
+        availability = self.availability()
+        if not availability.available:
+            raise EvaluatorUnavailableError(f"evaluator {self.name!r} {availability}")
+        async with self._running:
+            if self._slots is None:
+                return await self._evaluate(source)
+            async with self._slots.claim(self._device.kind):
+                return await self._evaluate(source)
+
+    async def _evaluate(self, source: str) -> EvalResult:
+        from evaluators._python import _server_env  # secrets removed, our packages on the path
+
+        start = time.perf_counter()
+        reply = await call_runner(
+            self.runner,
+            {**self.base_request(source), **self.request(source)},
+            deadline_s=self.problem.timeout_s + RUNNER_MARGIN_S,
+            env=_server_env(),
+        )
+        return self._result(reply, time.perf_counter() - start)
+
+    def _result(self, reply: Mapping[str, Any], caller_s: float) -> EvalResult:
+        device = fingerprint(self._device)
+        device["target"] = self.target
+        return reply_result(self.problem, reply, caller_s, device)

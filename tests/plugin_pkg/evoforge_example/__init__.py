@@ -1,0 +1,28 @@
+"""An example third-party evoforge plugin: the ``example-script`` evaluator and a problem.
+
+evoforge finds this module through the entry point in ``pyproject.toml``::
+
+    [project.entry-points.evoforge]
+    example = "evoforge_example"
+
+and calls its hook implementations exactly as it calls the built-ins'.
+"""
+
+from pathlib import Path
+
+from evoforge_example._script import ScriptEvaluator
+from plugins import hookimpl
+
+__all__ = ["ScriptEvaluator"]
+
+_PROBLEM_DIR = Path(__file__).parent / "wordcount"
+
+
+@hookimpl
+def register_evaluators(register):
+    register(ScriptEvaluator)
+
+
+@hookimpl
+def register_problems(register):
+    register("example_wordcount", str(_PROBLEM_DIR))
