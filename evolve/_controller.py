@@ -575,11 +575,7 @@ class Controller:
                 "finished", f"wall-time budget of {self.config.max_wall_s:g} s reached", drain=False
             )
         if self._outage is not None:
-            return Ending(
-                "failed",
-                f"{self._outage}; `evoforge resume` continues the run once a model answers",
-                drain=False,
-            )
+            return Ending("failed", self._outage, drain=False)
         spent = self._spending_ending()
         if spent is not None:
             return spent

@@ -9,6 +9,7 @@ import litellm (seconds); :func:`prepare` does, off the event loop.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -34,6 +35,7 @@ __all__ = [
 DEFAULT_POLICY = RetryPolicy()
 
 _ready_prefixes: set[str] = set()
+_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,13 @@ def _litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
-    litellm.suppress_debug_info = True
+    if not litellm.suppress_debug_info:  # first call: quiet litellm's own output once
+        litellm.suppress_debug_info = True
+        # litellm routes its records below WARNING to stdout through handlers of its own;
+        # stdout holds results only, so its records go through evoforge's (stderr) logging.
+        for name in _LITELLM_LOGGERS:
+            logging.getLogger(name).handlers.clear()
+            logging.getLogger(name).propagate = True
     return litellm
 
 

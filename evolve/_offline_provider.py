@@ -13,21 +13,16 @@ the hash alone is used.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import time
-from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402  (the environment variable must be set first)
 
-from evolve._edits import fenced_blocks  # noqa: E402
 from evolve._llm import register_custom_provider  # noqa: E402
 from evolve._offline import CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING, mutate  # noqa: E402
+from evolve._offline_prompt import call_rng, message_text, read_prompt  # noqa: E402
 
 __all__ = [
     "CURRENT_PROGRAM_HEADING",
@@ -48,52 +43,6 @@ NO_PROGRAM = (
 )
 
 
-def read_prompt(messages: Sequence[dict[str, Any]]) -> tuple[str | None, list[str]]:
-    """The program to change and the inspirations, read from the last user message.
-
-    The program is the first fenced code block after a line starting with
-    :data:`CURRENT_PROGRAM_HEADING`; each inspiration is the first fenced code block after a
-    line starting with :data:`INSPIRATION_HEADING` (and before the next such heading).
-    """
-    text = next((_content(m) for m in reversed(messages) if m.get("role") == "user"), "")
-    lines = text.split("\n")
-    headings = [
-        (i, line)
-        for i, line in enumerate(lines)
-        if line.startswith((CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING))
-    ]
-    fences = fenced_blocks(lines)
-    program: str | None = None
-    inspirations: list[str] = []
-    for k, (at, heading) in enumerate(headings):
-        until = headings[k + 1][0] if k + 1 < len(headings) else len(lines)
-        body = next((f.content for f in fences if at < f.line < until), None)
-        if body is None:
-            continue
-        if heading.startswith(CURRENT_PROGRAM_HEADING):
-            program = body if program is None else program
-        else:
-            inspirations.append(body)
-    return program, inspirations
-
-
-def _content(message: dict[str, Any]) -> str:
-    content = message.get("content") or ""
-    if isinstance(content, str):
-        return content
-    return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
-
-
-def _rng(messages: Sequence[dict[str, Any]], seed: Any) -> np.random.Generator:
-    digest = hashlib.sha256(
-        json.dumps(list(messages), sort_keys=True, default=str).encode()
-    ).digest()
-    entropy = [int.from_bytes(digest[:16], "little")]
-    if seed is not None:
-        entropy.insert(0, int(seed) & (2**128 - 1))
-    return np.random.default_rng(np.random.SeedSequence(entropy))
-
-
 def _tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
@@ -107,13 +56,13 @@ class OfflineMutator(litellm.CustomLLM):
         if program is None:
             answer = NO_PROGRAM
         else:
-            answer = mutate(program, inspirations, _rng(messages, optional_params.get("seed")))
+            answer = mutate(program, inspirations, call_rng(messages, optional_params.get("seed")))
         response = kwargs.get("model_response") or litellm.ModelResponse()
         response.choices[0].message.content = answer
         response.choices[0].finish_reason = "stop"
         response.model = f"{PROVIDER}/{model}"
         response.created = int(time.time())
-        prompt_tokens = _tokens("".join(_content(m) for m in messages))
+        prompt_tokens = _tokens("".join(message_text(m) for m in messages))
         completion_tokens = _tokens(answer)
         response.usage = litellm.Usage(  # type: ignore[attr-defined]
             prompt_tokens=prompt_tokens,

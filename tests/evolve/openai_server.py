@@ -41,7 +41,6 @@ test can check that a client waited what ``Retry-After`` asked before trying aga
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
 import signal
@@ -55,10 +54,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import numpy as np
-
-from evolve._edits import fenced_blocks
-from evolve._offline import CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING, mutate
+from evolve._offline import CURRENT_PROGRAM_HEADING, mutate
+from evolve._offline_prompt import call_rng, message_text, read_prompt
 
 MODELS = ("gpt-4o-mini", "evoforge-fake")
 """Model ids listed by ``GET /v1/models`` (any model name is answered)."""
@@ -134,41 +131,6 @@ def parse_faults(spec: str | Iterable[str] | None) -> list[Fault]:
 # --- the default answerer --------------------------------------------------------------------
 
 
-def _content(message: dict[str, Any]) -> str:
-    content = message.get("content") or ""
-    if isinstance(content, str):
-        return content
-    return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
-
-
-def read_prompt(messages: Sequence[dict[str, Any]]) -> tuple[str | None, list[str]]:
-    """The current program and the inspirations in the last user message, as an LLM reads them.
-
-    Same reading as ``evolve._offline_provider.read_prompt``, which cannot be imported here
-    without importing litellm (seconds per server start).
-    """
-    text = next((_content(m) for m in reversed(messages) if m.get("role") == "user"), "")
-    lines = text.split("\n")
-    headings = [
-        (i, line)
-        for i, line in enumerate(lines)
-        if line.startswith((CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING))
-    ]
-    fences = fenced_blocks(lines)
-    program: str | None = None
-    inspirations: list[str] = []
-    for k, (at, heading) in enumerate(headings):
-        until = headings[k + 1][0] if k + 1 < len(headings) else len(lines)
-        body = next((f.content for f in fences if at < f.line < until), None)
-        if body is None:
-            continue
-        if heading.startswith(CURRENT_PROGRAM_HEADING):
-            program = body if program is None else program
-        else:
-            inspirations.append(body)
-    return program, inspirations
-
-
 def offline_answer(body: dict[str, Any]) -> str:
     """The offline model's edit for the prompt in ``body``, in a real model's prose."""
     messages = body.get("messages") or []
@@ -178,11 +140,7 @@ def offline_answer(body: dict[str, Any]) -> str:
             "I could not find the program to improve: I expected a line starting with "
             f"{CURRENT_PROGRAM_HEADING!r} followed by a fenced code block."
         )
-    digest = hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode()).digest()
-    entropy = [int.from_bytes(digest[:16], "little")]
-    if body.get("seed") is not None:
-        entropy.insert(0, int(body["seed"]) & (2**128 - 1))
-    edit = mutate(program, inspirations, np.random.default_rng(np.random.SeedSequence(entropy)))
+    edit = mutate(program, inspirations, call_rng(messages, body.get("seed")))
     return (
         "Looking at the current program, one focused change seems worth trying.\n\n"
         f"{edit}\n"
@@ -436,7 +394,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _completion(body: dict[str, Any], text: str, *, usage: bool) -> dict[str, Any]:
-    prompt = "".join(_content(m) for m in body["messages"] if isinstance(m, dict))
+    prompt = "".join(message_text(m) for m in body["messages"] if isinstance(m, dict))
     payload: dict[str, Any] = {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
         "object": "chat.completion",

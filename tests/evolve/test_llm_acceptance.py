@@ -218,6 +218,8 @@ def test_rate_limits_and_server_errors_are_retried_and_recorded(tmp_path):
     )
     assert sorted(shown) == sorted(row["error_kind"] for row in retries)
     assert re.search(r": rate_limit \(attempt \d\), retrying in 1\.0 s", done.stderr)
+    # diagnostics never reach stdout (litellm's own handlers would print its records there)
+    assert "LiteLLM" not in done.stdout
 
 
 # --- 3. an outage stops the run; resume finishes it ----------------------------------------

@@ -17,7 +17,7 @@ from evolve._edits import apply_edit
 from evolve._memory import OptimizationMemory
 from evolve._modes import Mode
 from evolve._offline import mutate
-from evolve._offline_provider import read_prompt
+from evolve._offline_prompt import read_prompt
 from evolve._prompts import (
     SECOND_PARENT_HEADING,
     PromptConfig,

@@ -27,7 +27,7 @@ from evolve._context import PromptContext
 from evolve._edits import EditError, apply_edit
 from evolve._modes import Mode
 from evolve._offline import mutate
-from evolve._offline_provider import read_prompt
+from evolve._offline_prompt import read_prompt
 from evolve._prompts import build_messages
 from evolve._syntax import check_syntax
 from problems import find_blocks, load_problem
