@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators._cpu_timing import CallgrindError, callgrind_instructions
-from evaluators._runner import prepare, read_request, reply
+from evaluators._runner import RunnerFailure, prepare, read_request, reply
 from evaluators._sandbox import Isolation, Limits, SandboxRun, run_sandboxed
 from evaluators._timing import interleaved_wall
 
@@ -48,24 +48,18 @@ def main() -> int:
             answer = _callgrind(request, isolation)
         else:
             answer = _wall(request, isolation)
-    except _Failed as failed:
-        answer = {"status": failed.status, "error": failed.error}
+    except RunnerFailure as failed:
+        answer = failed.reply()
     answer["sandbox"] = notes
     reply(answer)
     return 0
-
-
-class _Failed(Exception):
-    def __init__(self, status: str, error: str) -> None:
-        super().__init__(error)
-        self.status, self.error = status, error
 
 
 def _check(run: SandboxRun, what: str) -> dict[str, Any]:
     if run.status.value != "ok":
         detail = run.error or run.header.get("error") or "no reason given"
         tail = run.stderr_tail.strip()[-500:]
-        raise _Failed(run.status.value, f"{what}: {detail}" + (f"\n{tail}" if tail else ""))
+        raise RunnerFailure(run.status.value, f"{what}: {detail}" + (f"\n{tail}" if tail else ""))
     return run.header
 
 
@@ -103,7 +97,7 @@ def _callgrind(request: dict[str, Any], isolation: Isolation) -> dict[str, Any]:
     )
     run = run_sandboxed(job, limits, isolation)
     if run.header.get("overran") is True:
-        raise _Failed("timeout", f"under callgrind: {run.error}")
+        raise RunnerFailure("timeout", f"under callgrind: {run.error}")
     counts = _check(run, "under callgrind")["counts"]
     total, baseline = int(counts["call"]), int(counts["import"])
     return {
@@ -142,7 +136,7 @@ def _wall(request: dict[str, Any], isolation: Isolation) -> dict[str, Any]:
             header = _check(sandboxed, what)
             seconds = header.get("seconds")
             if not isinstance(seconds, float) or not 0 < seconds <= sandboxed.eval_s:
-                raise _Failed(
+                raise RunnerFailure(
                     "sandbox_violation",
                     f"{what}: reported {seconds!r} s for a run that took {sandboxed.eval_s:.6f} s "
                     "from outside (the timer was tampered with)",

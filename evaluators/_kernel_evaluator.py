@@ -7,7 +7,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evaluators._base import Evaluator
@@ -74,14 +74,10 @@ class KernelEvaluator(Evaluator):
             EvaluatorUnavailableError: this host cannot run the evaluator (no result is made
                 up; a session refuses to start in that case).
         """
-        availability = self.availability()
-        if not availability.available:
-            raise EvaluatorUnavailableError(f"evaluator {self.name!r} {availability}")
-        async with self._running:
-            if self._slots is None:
-                return await self._evaluate(source)
-            async with self._slots.claim(self._device.kind):
-                return await self._evaluate(source)
+        kind = self._device.kind if self._slots is not None else None
+        return await on_device(
+            self, self._running, self._slots, kind, lambda _: self._evaluate(source)
+        )
 
     async def _evaluate(self, source: str) -> EvalResult:
         from evaluators._python import _server_env  # secrets removed, our packages on the path
@@ -99,3 +95,26 @@ class KernelEvaluator(Evaluator):
         device = fingerprint(self._device)
         device["target"] = self.target
         return reply_result(self.problem, reply, caller_s, device)
+
+
+async def on_device(
+    evaluator: Evaluator,
+    running: asyncio.Semaphore,
+    slots: DeviceSlots | None,
+    kind: str | None,
+    evaluate: Callable[[Device | None], Awaitable[EvalResult]],
+) -> EvalResult:
+    """Run ``evaluate`` within the evaluator's concurrency limit and, when it times on a device
+    (``slots`` given), with an exclusive slot on one device of ``kind``.
+
+    Raises:
+        EvaluatorUnavailableError: the evaluator cannot run on this host.
+    """
+    availability = type(evaluator).availability()
+    if not availability.available:
+        raise EvaluatorUnavailableError(f"evaluator {evaluator.name!r} {availability}")
+    async with running:
+        if slots is None or kind is None:
+            return await evaluate(None)
+        async with slots.claim(kind) as device:
+            return await evaluate(device)

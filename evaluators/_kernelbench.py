@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from evaluators._base import Evaluator
 from evaluators._devices import Device, DeviceSlots, fingerprint, inventory
-from evaluators._kernel_evaluator import EvaluatorUnavailableError
+from evaluators._kernel_evaluator import on_device
 from evaluators._result import EvalResult
 from evaluators._runner import call_runner, reply_result
 from problems import ProblemSpecError
@@ -180,14 +180,9 @@ class KernelBenchEvaluator(Evaluator):
             EvaluatorUnavailableError: this host cannot run the evaluator (no result is made
                 up; a session refuses to start in that case).
         """
-        availability = self.availability()
-        if not availability.available:
-            raise EvaluatorUnavailableError(f"evaluator {self.name!r} {availability}")
-        async with self._running:
-            if self._slots is None:
-                return await self._evaluate(source, None)
-            async with self._slots.claim("cuda") as device:
-                return await self._evaluate(source, device)
+        return await on_device(
+            self, self._running, self._slots, "cuda", lambda device: self._evaluate(source, device)
+        )
 
     async def _evaluate(self, source: str, device: Device | None) -> EvalResult:
         problem, config = self.problem, self.config

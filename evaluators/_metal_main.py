@@ -14,17 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from evaluators._kernel_io import compare_arrays, digest, make_inputs, numpy_reference
-from evaluators._runner import read_request, reply
+from evaluators._runner import RunnerFailure, read_request, reply
 from evaluators._timing import compare
 
 CANARY = 0xA5
 CANARY_BYTES = 4096
-
-
-class _Failed(Exception):
-    def __init__(self, status: str, error: str) -> None:
-        super().__init__(error)
-        self.status, self.error = status, error
 
 
 def main() -> int:
@@ -32,8 +26,8 @@ def main() -> int:
     start = time.perf_counter()
     try:
         answer = _evaluate(request)
-    except _Failed as failed:
-        answer = {"status": failed.status, "error": failed.error}
+    except RunnerFailure as failed:
+        answer = failed.reply()
     answer.setdefault("timings", {})["runner_s"] = time.perf_counter() - start
     reply(answer)
     return 0
@@ -43,14 +37,14 @@ def _evaluate(request: dict[str, Any]) -> dict[str, Any]:
     try:
         import Metal  # type: ignore[import-not-found]
     except ImportError:
-        raise _Failed("runtime_error", "pyobjc-framework-Metal is not installed") from None
+        raise RunnerFailure("runtime_error", "pyobjc-framework-Metal is not installed") from None
     import numpy as np
 
     from problems._loader import import_spec
 
     device = Metal.MTLCreateSystemDefaultDevice()
     if device is None:
-        raise _Failed("runtime_error", "no Metal device (MTLCreateSystemDefaultDevice)")
+        raise RunnerFailure("runtime_error", "no Metal device (MTLCreateSystemDefaultDevice)")
     spec = import_spec(Path(request["spec_path"]))
     kernel = _Kernel(Metal, device, request["source"], request["entry"])
     trials = make_inputs(request["cases"], int(request["trials"]))
@@ -90,13 +84,13 @@ class _Kernel:
         self.metal, self.device = metal, device
         library, error = device.newLibraryWithSource_options_error_(source, None, None)
         if library is None:
-            raise _Failed("compile_error", f"the Metal compiler rejected the source: {error}")
+            raise RunnerFailure("compile_error", f"the Metal compiler rejected the source: {error}")
         function = library.newFunctionWithName_(entry)
         if function is None:
-            raise _Failed("compile_error", f"the source defines no kernel function {entry!r}")
+            raise RunnerFailure("compile_error", f"the source defines no kernel function {entry!r}")
         self.pipeline, error = device.newComputePipelineStateWithFunction_error_(function, None)
         if self.pipeline is None:
-            raise _Failed("compile_error", f"no compute pipeline for {entry!r}: {error}")
+            raise RunnerFailure("compile_error", f"no compute pipeline for {entry!r}: {error}")
         self.queue = device.newCommandQueue()
 
     def run(
@@ -135,7 +129,7 @@ class _Kernel:
         command.commit()
         command.waitUntilCompleted()
         if command.error() is not None:
-            raise _Failed("runtime_error", f"the command buffer failed: {command.error()}")
+            raise RunnerFailure("runtime_error", f"the command buffer failed: {command.error()}")
         problems, results = [], []
         for j, ((shape, dtype), buffer, size) in enumerate(
             zip(structure, outputs, sizes, strict=True)

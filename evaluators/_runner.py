@@ -53,6 +53,17 @@ def prepare(user: str | int | None, network: str) -> tuple[Isolation, dict[str, 
     return Isolation(user=uid_gid, new_network=network == "candidate"), notes
 
 
+class RunnerFailure(Exception):  # noqa: N818 - a verdict about the candidate, not a bug
+    """A candidate's evaluation ended early with ``status``; the runner replies with it."""
+
+    def __init__(self, status: str, error: str) -> None:
+        super().__init__(error)
+        self.status, self.error = status, error
+
+    def reply(self) -> dict[str, Any]:
+        return {"status": self.status, "error": self.error}
+
+
 def read_request() -> dict[str, Any]:
     return json.loads(sys.stdin.buffer.read())
 

@@ -17,18 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from evaluators._kernel_io import make_inputs, numpy_reference
-from evaluators._runner import prepare, read_request, reply
+from evaluators._runner import RunnerFailure, prepare, read_request, reply
 from evaluators._sandbox import Isolation, Limits, SandboxRun, run_sandboxed
 from evaluators._timing import compare
 
 MAX_SPREAD = 0.01  # AccelOpt: measure again while rounds disagree by more than 1 %
 _EXTRA_ROUNDS = 2
-
-
-class _Failed(Exception):
-    def __init__(self, status: str, error: str) -> None:
-        super().__init__(error)
-        self.status, self.error = status, error
 
 
 def main() -> int:
@@ -39,8 +33,8 @@ def main() -> int:
     start = time.perf_counter()
     try:
         answer = _evaluate(request, isolation)
-    except _Failed as failed:
-        answer = {"status": failed.status, "error": failed.error}
+    except RunnerFailure as failed:
+        answer = failed.reply()
     answer.update(sandbox=notes, timings={"runner_s": time.perf_counter() - start})
     reply(answer)
     return 0
@@ -88,7 +82,7 @@ def _check(run: SandboxRun) -> SandboxRun:
     if run.status.value != "ok":
         detail = run.error or run.header.get("error") or "no reason given"
         tail = run.header.get("traceback") or run.stderr_tail
-        raise _Failed(run.status.value, detail + (f"\n{tail[-2000:]}" if tail else ""))
+        raise RunnerFailure(run.status.value, detail + (f"\n{tail[-2000:]}" if tail else ""))
     return run
 
 
@@ -155,8 +149,8 @@ def _time_against_seed(
         run = run_sandboxed(lambda: _bench(request, source, arrays), limits, isolation)
         try:
             return float(_check(run).header["p50_us"])
-        except _Failed as failed:
-            raise _Failed(failed.status, f"benchmarking {what}: {failed.error}") from None
+        except RunnerFailure as failed:
+            raise RunnerFailure(failed.status, f"benchmarking {what}: {failed.error}") from None
 
     a: list[float] = []
     b: list[float] = []
