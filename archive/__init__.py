@@ -11,9 +11,11 @@ from archive._errors import ArchiveError
 from archive._feedback import (
     REPAIRABLE,
     AttemptOutcome,
+    ModelUsage,
     attempt_outcomes,
     failed_children,
     model_outcomes,
+    model_usage,
     repairable_failures,
 )
 from archive._migrations import migrations
@@ -46,6 +48,8 @@ __all__ = [
     "AttemptOutcome",
     "attempt_outcomes",
     "failed_children",
+    "ModelUsage",
     "model_outcomes",
+    "model_usage",
     "repairable_failures",
 ]

@@ -59,11 +59,21 @@ def status(run_id, db, as_json):
             f"{_fmt(row['qd_score'])}"
         )
         click.echo("  statuses " + ", ".join(f"{k} {v}" for k, v in row["statuses"].items()))
+        for m in row["models"]:
+            cost = "unknown price" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
+            if m["unpriced"] and m["cost_usd"] is not None:
+                cost += f" (+{m['unpriced']} calls of unknown price)"
+            click.echo(
+                f"  model {m['model']}: {m['calls']} calls, {m['improvements']} improved, "
+                f"{m['retries']} retries, {m['errors']} failed; tokens "
+                f"{m['tokens_in']}/{m['tokens_out']}, {cost}"
+            )
         if row["stop_reason"]:
             click.echo(f"  last stop: {row['stop_reason']}")
 
 
 def _status_row(archive, run) -> dict:
+    from archive import model_usage
     from problems import load_problem
 
     try:
@@ -90,6 +100,7 @@ def _status_row(archive, run) -> dict:
         "tokens_in": run.tokens_in,
         "tokens_out": run.tokens_out,
         "cost_usd": run.cost_usd,
+        "models": [asdict(u) for u in model_usage(archive, run.id)],
     }
 
 

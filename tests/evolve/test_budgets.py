@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
+from click.testing import CliRunner
 
-from archive import Archive
+from archive import Archive, model_usage
 from evolve import ConfigError, RunConfig, resume_run, start_run
+from evolve.cli import cli
 from plugins import pm
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
 from tests.evolve import scripted_models
@@ -71,3 +74,22 @@ def test_budgets_must_be_positive():
         RunConfig(problem="p", usd_budget=0)
     with pytest.raises(ConfigError, match="token_budget = -5"):
         RunConfig(problem="p", token_budget=-5)
+
+
+def test_status_reports_each_models_calls_tokens_and_cost(tiny):
+    problem, db = tiny
+    run, _ = asyncio.run(start_run(_config(problem, token_budget=10 * TOKENS_PER_CALL), db))
+    with Archive(db) as archive:
+        (usage,) = model_usage(archive, run.id)
+        calls = archive.llm_calls(run.id)
+    assert usage.model == "scripted/distinct"
+    assert (usage.calls, usage.retries, usage.errors, usage.unpriced) == (10, 0, 0, 0)
+    assert usage.tokens_in + usage.tokens_out == 300
+    assert usage.cost_usd == pytest.approx(sum(c.cost_usd for c in calls))
+    assert 0 <= usage.improvements <= 10
+
+    shown = CliRunner().invoke(cli, ["status", run.id, "--db", str(db)])
+    assert shown.exit_code == 0, shown.output
+    assert f"model scripted/distinct: 10 calls, {usage.improvements} improved" in shown.output
+    as_json = CliRunner().invoke(cli, ["status", run.id, "--db", str(db), "--json"])
+    assert json.loads(as_json.output)["models"][0]["calls"] == 10
