@@ -38,6 +38,8 @@ def _spending_options(func):
     "offline/mutator). Repeat it for an ensemble; weights and per-model settings go in --config.",
 )
 @click.option("--api-base", help="Endpoint for self-hosted or proxy models.")
+@click.option("--temperature", type=float, help="Sampling temperature (default 0.7).")
+@click.option("--max-tokens", type=int, help="Longest answer, in tokens (default 4096).")
 @click.option(
     "--ensemble",
     type=click.Choice(["weighted", "ucb1"]),

@@ -7,6 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from archive import Archive
 from evolve.cli import cli
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
 
@@ -109,3 +110,20 @@ def test_unknown_selection_strategy_is_one_clear_line_and_stores_no_run(tmp_path
     assert "no selection strategy 'nope'; choose one of" in result.output
     assert "Traceback" not in result.output
     assert not db.exists()  # validated before the archive is touched
+
+
+def test_model_settings_from_flags_are_stored_with_the_run(tmp_path):
+    (tmp_path / "tiny").mkdir()
+    (tmp_path / "tiny" / "problem.py").write_text(TRIVIAL_SPEC.replace("\n    ", "\n"))
+    (tmp_path / "tiny" / "seed.py").write_text(TRIVIAL_SEED.replace("\n    ", "\n"))
+    db = tmp_path / "flags.db"
+    args = ["run", str(tmp_path / "tiny"), "--budget", "2", "--workers", "1", "--db", str(db)]
+    flags = ["--temperature", "0.2", "--max-tokens", "123", "--outage", "42", "--ensemble", "ucb1"]
+    models = ["--model", "offline/a", "--model", "offline/b"]
+    result = CliRunner().invoke(cli, [*args, *flags, *models])
+    assert result.exit_code == 0, result.output
+    with Archive(db) as archive:
+        config = archive.latest_run().config
+    assert (config["temperature"], config["max_tokens"]) == (0.2, 123)
+    assert (config["outage_s"], config["ensemble"]) == (42.0, "ucb1")
+    assert [m["model"] for m in config["models"]] == ["offline/a", "offline/b"]
