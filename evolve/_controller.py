@@ -302,8 +302,14 @@ class Controller:
                         rng=np.random.default_rng([self.run.seed, seq, 1]),  # backoff jitter
                     )
                 except _llm.ModelError as exc:
-                    self._model_failed(seq, spec, exc)
-                    return
+                    if exc.kind != "empty":
+                        self._model_failed(seq, spec, exc)
+                        return
+                    # The model answered, with nothing: an attempt to store, not an outage.
+                    *retried, last = exc.attempts or (_llm.Attempt("empty", str(exc), 0.0),)
+                    completion = _llm.Completion(
+                        "", spec.model, last.latency_s, attempts=tuple(retried)
+                    )
             await self._use_answer(
                 seq, spec, completion, context, selection.island, eval_slots, overhead
             )
@@ -336,6 +342,8 @@ class Controller:
             edit=_stored_answer(completion.text),
         )
         try:
+            if not completion.text.strip():
+                raise EditError("the model's answer was empty: there is no edit to apply")
             applied = apply_edit(parent.source or "", completion.text)
         except EditError as exc:
             failed = EvalResult(Status.EDIT_ERROR, artifacts={"error": str(exc)})

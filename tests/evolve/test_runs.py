@@ -17,6 +17,7 @@ from islands import IslandConfig
 from plugins import pm
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
 from tests.evolve import scripted_models
+from tests.evolve.openai_server import OpenAIServer
 from tests.evolve.scripted_models import rewrite
 
 
@@ -160,6 +161,24 @@ def test_unusable_answers_are_stored_with_reasons_and_cost_no_evaluation(tiny, t
     assert [p.status for p in programs[4:]] == [Status.OK, Status.OK]
     assert stored.evaluations == 3 and report.status == "finished"
     assert stored.duplicates == 1 and stored.attempts == 6
+
+
+def test_an_empty_answer_is_stored_as_a_failed_attempt_with_its_reason(tiny, tmp_path, monkeypatch):
+    answers = iter(["", rewrite("def main():\n    return [1.0, 2.0]")])
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with OpenAIServer(answer=lambda body: next(answers)) as server:
+        config = RunConfig(
+            problem=tiny, budget=2, workers=1, model="openai/gpt-4o-mini", api_base=server.url
+        )
+        info, report = run(config, tmp_path / "e.db")
+    assert report.status == "finished"
+    with Archive(tmp_path / "e.db") as archive:
+        programs = list(archive.programs(info.id))
+        calls = archive.llm_calls(info.id)
+    assert [p.status for p in programs] == [Status.OK, Status.EDIT_ERROR, Status.OK]
+    assert programs[1].edit == "" and "answer was empty" in programs[1].artifacts["error"]
+    assert programs[1].model == "openai/gpt-4o-mini"
+    assert [c.program_id for c in calls] == [programs[1].id, programs[2].id]
 
 
 def test_a_model_that_never_helps_fails_the_run_with_a_reason(tiny, tmp_path, scripted):
