@@ -136,6 +136,12 @@ def attempt_outcomes(
     ]  # fmt: skip
 
 
+def improved(score: float | None, parent_score: float | None) -> bool:
+    """Whether a child improved on its parent: it scored above it, or it was scored while its
+    parent (a failure being repaired) was not. ``model_usage`` counts the same in SQL."""
+    return score is not None and (parent_score is None or score > parent_score)
+
+
 def model_outcomes(
     archive: Archive, run_id: str
 ) -> list[tuple[str, float, float | None, int | None]]:
@@ -157,13 +163,12 @@ def model_outcomes(
     )
     outcomes = []
     for model, cost, tokens_in, tokens_out, score, parent_score in rows:
-        improved = score is not None and (parent_score is None or score > parent_score)
         tokens = (
             None
             if tokens_in is None and tokens_out is None
             else (tokens_in or 0) + (tokens_out or 0)
         )
-        outcomes.append((model, float(improved), cost, tokens))
+        outcomes.append((model, float(improved(score, parent_score)), cost, tokens))
     return outcomes
 
 

@@ -17,18 +17,17 @@ and a resumed run, are reproducible.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from archive import Program, model_outcomes, program_id
+from archive import Program, improved, model_outcomes, program_id
 from evaluators import EvalResult, Status
 from evolve import _llm
+from evolve._calls import call_tokens, record_answer, record_failure
 from evolve._context import PromptContext, gather_context
 from evolve._edits import EditError, apply_edit
 from evolve._memory import OptimizationMemory
@@ -46,8 +45,6 @@ if TYPE_CHECKING:
     from islands import Islands
     from problems import Problem
 
-
-log = logging.getLogger("evoforge")
 
 # A model's raw answer is stored with every attempt it produced; past this it is cut (with a
 # note), so a runaway 1 MB answer is kept as evidence without bloating the archive.
@@ -348,7 +345,7 @@ class Controller:
         except EditError as exc:
             failed = EvalResult(Status.EDIT_ERROR, artifacts={"error": str(exc)})
             program = self._program(source=None, result=failed, edit_kind=str(mode), **common)
-            self._commit(program, completion, spec, tick, overhead)
+            self._commit(program, completion, spec, parent.score, tick, overhead)
             return
         # A diff-mode answer may come back as a whole program: record what it really was.
         kind = applied.kind if mode in (Mode.DIFF, Mode.REWRITE) else str(mode)
@@ -360,7 +357,7 @@ class Controller:
         if syntax is not None:
             failed = EvalResult(Status.SYNTAX_ERROR, artifacts={"error": syntax})
             program = self._program(source=applied.source, result=failed, edit_kind=kind, **common)
-            self._commit(program, completion, spec, tick, overhead)
+            self._commit(program, completion, spec, parent.score, tick, overhead)
             return
         self._in_flight.add(child_id)
         overhead += time.perf_counter() - tick
@@ -374,7 +371,7 @@ class Controller:
             result.timings.setdefault("eval_wall_s", busy)
             tick = time.perf_counter()
             program = self._program(source=applied.source, result=result, edit_kind=kind, **common)
-            self._commit(program, completion, spec, tick, overhead)
+            self._commit(program, completion, spec, parent.score, tick, overhead)
         finally:
             self._in_flight.discard(child_id)
 
@@ -413,6 +410,7 @@ class Controller:
         program: Program,
         completion: _llm.Completion,
         spec: ModelSpec,
+        parent_score: float | None,
         tick: float,
         overhead: float,
     ) -> None:
@@ -422,13 +420,11 @@ class Controller:
             outcome = self.islands.record(program) if evaluated else Outcome()
             self._record_call(program.seq, completion, program.id)
             self._account(program, evaluated=evaluated)
-        parent_score = self.archive.get_program(self.run.id, program.parent_id).score
         self.pool.record_success(
             spec,
-            improved=program.score is not None
-            and (parent_score is None or program.score > parent_score),
+            improved=improved(program.score, parent_score),
             cost_usd=completion.cost_usd,
-            tokens=_tokens(completion),
+            tokens=call_tokens(completion),
         )
         self.timings.overhead_s.append(overhead + time.perf_counter() - tick)
         self._notify(program, outcome)
@@ -439,7 +435,7 @@ class Controller:
             self.archive.bump_run(self.run.id, duplicates=1)
             self._advance(seq)
         self.pool.record_success(
-            spec, improved=False, cost_usd=completion.cost_usd, tokens=_tokens(completion)
+            spec, improved=False, cost_usd=completion.cost_usd, tokens=call_tokens(completion)
         )
         self.snapshot.duplicates += 1
         self._failed_streak += 1
@@ -448,75 +444,24 @@ class Controller:
     def _model_failed(self, seq: int, spec: ModelSpec, exc: _llm.ModelError) -> None:
         """Every attempt of the call goes to the archive; the pool hears of the failure, and
         when every model has been failing for ``outage_s`` the session ends (failed)."""
-        *retried, last = exc.attempts or (_llm.Attempt(exc.kind, str(exc), exc.latency_s),)
         with self.archive.transaction():
-            self._record_attempts(seq, spec.model, retried)
-            self.archive.record_llm_call(
-                self.run.id,
-                seq=seq,
-                model=spec.model,
-                latency_s=last.latency_s,
-                status="error",
-                error=str(exc),
-                attempt=len(retried) + 1,
-                error_kind=last.kind,
-                status_code=last.status_code,
-                retry_after_s=last.retry_after_s,
-            )
+            retried = record_failure(self.archive, self.run.id, seq, spec.model, exc)
             self._advance(seq)
-        log.info("model call %d to %s failed: %s", seq, spec.model, exc)
         self.pool.record_failure(spec, exc.kind, str(exc))
         try:
             self.pool.check_outage()
         except ModelOutage as outage:
             self._outage = str(outage)
         self.snapshot.model_errors += 1
-        self.snapshot.retries += len(retried)
+        self.snapshot.retries += retried
         self._failed_streak += 1
         self._report()
-
-    def _record_attempts(self, seq: int, model: str, attempts: Sequence[_llm.Attempt]) -> None:
-        """One ``retry`` row per failed attempt that was retried (inside the transaction)."""
-        for number, attempt in enumerate(attempts, start=1):
-            self.archive.record_llm_call(
-                self.run.id,
-                seq=seq,
-                model=model,
-                latency_s=attempt.latency_s,
-                status="retry",
-                error=attempt.message,
-                attempt=number,
-                error_kind=attempt.kind,
-                status_code=attempt.status_code,
-                retry_after_s=attempt.retry_after_s,
-                waited_s=attempt.waited_s,
-            )
-            log.info(
-                "model call %d to %s: %s (attempt %d), retrying in %.1f s",
-                seq,
-                model,
-                attempt.kind,
-                number,
-                attempt.waited_s,
-            )
 
     def _record_call(self, seq: int, completion: _llm.Completion, pid: str | None) -> None:
         """Store the call (and its retried attempts) and add its tokens and cost to the run
         (inside the transaction)."""
-        self._record_attempts(seq, completion.model, completion.attempts)
+        record_answer(self.archive, self.run.id, seq, completion, pid)
         self.snapshot.retries += len(completion.attempts)
-        self.archive.record_llm_call(
-            self.run.id,
-            seq=seq,
-            model=completion.model,
-            latency_s=completion.latency_s,
-            status="ok",
-            program_id=pid,
-            prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
-            cost_usd=completion.cost_usd,
-            attempt=len(completion.attempts) + 1,
-        )
         tokens_in, tokens_out = completion.prompt_tokens or 0, completion.completion_tokens or 0
         bumps: dict[str, float] = {"tokens_in": tokens_in, "tokens_out": tokens_out}
         if completion.cost_usd is not None:  # unknown cost adds nothing rather than zero
@@ -629,12 +574,6 @@ class Controller:
             self.snapshot.best_score,
             self.snapshot.best_program_id,
         )
-
-
-def _tokens(completion: _llm.Completion) -> int | None:
-    if completion.prompt_tokens is None and completion.completion_tokens is None:
-        return None
-    return (completion.prompt_tokens or 0) + (completion.completion_tokens or 0)
 
 
 def _stored_answer(text: str) -> str:
