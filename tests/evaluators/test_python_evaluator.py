@@ -271,15 +271,20 @@ def test_candidate_killing_its_server_is_crashed_and_the_next_one_works(probe, t
     assert wait_until_sync(lambda: gone(int(pid_file.read_text())))
 
 
-def test_cancelling_an_evaluation_kills_the_candidate_and_keeps_the_evaluator(probe, tmp_path):
-    pid_file = tmp_path / "candidate.pid"
-    source = f"""
+def _sleeper(pid_file) -> str:
+    """A candidate that writes its pid to ``pid_file``, then sleeps for a minute."""
+    return f"""
         import os, time
         def main():
             with open({str(pid_file)!r}, "w") as f:
                 f.write(str(os.getpid()))
             time.sleep(60)
     """
+
+
+def test_cancelling_an_evaluation_kills_the_candidate_and_keeps_the_evaluator(probe, tmp_path):
+    pid_file = tmp_path / "candidate.pid"
+    source = _sleeper(pid_file)
 
     async def go():
         folder = probe(timeout_s=30, options=WRITES_TMP_PATH)
@@ -334,13 +339,7 @@ def test_server_survives_its_helpers_being_killed_from_outside(probe):
 def test_cancel_then_close_at_once_leaves_nothing_behind(probe, tmp_path):
     # What the controller does on SIGINT: cancel evaluations in flight, then close.
     pid_file = tmp_path / "candidate.pid"
-    source = f"""
-        import os, time
-        def main():
-            with open({str(pid_file)!r}, "w") as f:
-                f.write(str(os.getpid()))
-            time.sleep(60)
-    """
+    source = _sleeper(pid_file)
 
     async def go():
         evaluator = PythonEvaluator(load_problem(probe(options=WRITES_TMP_PATH)))
