@@ -6,9 +6,9 @@
 :meth:`Archive.pareto_front`, :meth:`Archive.lineage` and :meth:`Archive.diff`.
 """
 
-from archive._archive import Archive
-from archive._errors import ArchiveError
-from archive._feedback import (
+from evoforge.archive._archive import Archive
+from evoforge.archive._errors import ArchiveError
+from evoforge.archive._feedback import (
     REPAIRABLE,
     AttemptOutcome,
     ModelUsage,
@@ -19,19 +19,22 @@ from archive._feedback import (
     model_usage,
     repairable_failures,
 )
-from archive._migrations import migrations
-from archive._program import Program, attempt_id, program_id
-from archive._records import Elite, Event, IslandState, LlmCall, RunInfo, RunStatus
-from archive._stats import ArchiveStats
-from archive._status import AddStatus
+from evoforge.archive._migrations import migrations
+from evoforge.archive._outcome import EvalResult, Status
+from evoforge.archive._program import Program, attempt_id, program_id
+from evoforge.archive._records import Elite, Event, IslandState, LlmCall, RunInfo, RunStatus
+from evoforge.archive._stats import ArchiveStats
+from evoforge.archive._status import AddStatus
 
 __all__ = [
     # the archive
     "Archive",
     "ArchiveError",
     "migrations",
-    # programs
+    # programs and what happened to them
+    "EvalResult",
     "Program",
+    "Status",
     "attempt_id",
     "program_id",
     # runs and their records

@@ -11,18 +11,19 @@ from typing import TYPE_CHECKING, Any
 
 from sqlite_utils import Database
 
-from archive import _json, _mining
-from archive._base import PROGRAM_CACHE_SIZE
-from archive._errors import ArchiveError
-from archive._grids import Grids
-from archive._migrations import NAMES, migrations
-from archive._program import INSERT_SQL, SELECT_SQL, Program, from_row, to_row
-from archive._records import Event, LlmCall
-from archive._runs import Runs
-from evaluators._result import Status
+from evoforge import _json
+from evoforge.archive import _mining
+from evoforge.archive._base import PROGRAM_CACHE_SIZE
+from evoforge.archive._errors import ArchiveError
+from evoforge.archive._grids import Grids
+from evoforge.archive._migrations import NAMES, migrations
+from evoforge.archive._outcome import Status
+from evoforge.archive._program import INSERT_SQL, SELECT_SQL, Program, from_row, to_row
+from evoforge.archive._records import Event, LlmCall
+from evoforge.archive._runs import Runs
 
 if TYPE_CHECKING:
-    from problems._spec import Objective
+    from evoforge.problems import Objective
 
 BUSY_TIMEOUT_MS = 10_000  # a reader (`evoforge status`) may hold the file briefly
 _EVENT_COLUMNS = "id, run_id, kind, seq, island, data_json, created_at"
@@ -280,7 +281,7 @@ class Archive(Runs, Grids):
             status: ``ok`` (it answered), ``error`` (the call's last failed attempt) or
                 ``retry`` (a failed attempt that was tried again).
             attempt: 1-based number of the attempt within its call.
-            error_kind: why it failed (``evolve._retry.KINDS``); None when ok.
+            error_kind: why it failed (``evoforge.evolve.models._retry.KINDS``); None when ok.
             status_code: the HTTP status of a failed attempt, when there was one.
             retry_after_s: the provider's ``Retry-After`` in seconds, when it sent one.
             waited_s: seconds waited after this attempt before the next.
@@ -321,7 +322,7 @@ class Archive(Runs, Grids):
     def pareto_front(self, run_id: str, objectives: Sequence[Objective]) -> list[Program]:
         """The ok programs no other ok program dominates on ``objectives``, in ``seq`` order.
 
-        See :func:`archive._mining.pareto_front`.
+        See :func:`evoforge.archive._mining.pareto_front`.
         """
         return _mining.pareto_front(self, run_id, objectives)
 

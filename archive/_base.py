@@ -9,11 +9,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from archive._errors import ArchiveError
+from evoforge.archive._errors import ArchiveError
 
 if TYPE_CHECKING:
-    from archive._program import Program
-    from archive._records import Elite
+    from evoforge.archive._program import Program
+    from evoforge.archive._records import Elite
 
 PROGRAM_CACHE_SIZE = 4096  # parents and inspirations come back often; sources are small
 
@@ -29,7 +29,7 @@ def check_fields(method: str, fields: dict[str, Any], allowed: frozenset[str]) -
 
 
 class Store:
-    """Base of the :class:`~archive.Archive` parts: an open connection to ``path``."""
+    """Base of the :class:`~evoforge.archive.Archive` parts: an open connection to ``path``."""
 
     conn: sqlite3.Connection
     path: Path

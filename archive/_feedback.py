@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from archive._program import SELECT_SQL, Program, from_row
-from evaluators._result import Status
+from evoforge.archive._outcome import Status
+from evoforge.archive._program import SELECT_SQL, Program, from_row
 
 if TYPE_CHECKING:
-    from archive._archive import Archive
+    from evoforge.archive._archive import Archive
 
 REPAIRABLE: frozenset[Status] = frozenset(
     {
@@ -94,7 +94,7 @@ class AttemptOutcome:
 
     Attributes:
         rowid: its position in insertion order (pass the last one back to page on).
-        seq, id, status, edit_kind, model, score: as in :class:`~archive.Program`.
+        seq, id, status, edit_kind, model, score: as in :class:`~evoforge.archive.Program`.
         parent_score: the parent's score (None without a parent, or when it has none).
         error: the ``error`` artifact of a failed attempt (None for ok ones or none given).
     """

@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from archive._base import Store, check_fields
-from archive._errors import ArchiveError
-from archive._program import Program
-from archive._records import Elite, IslandState
-from archive._stats import ArchiveStats
-from archive._status import AddStatus
-from evaluators._result import Status
+from evoforge.archive._base import Store, check_fields
+from evoforge.archive._errors import ArchiveError
+from evoforge.archive._outcome import Status
+from evoforge.archive._program import Program
+from evoforge.archive._records import Elite, IslandState
+from evoforge.archive._stats import ArchiveStats
+from evoforge.archive._status import AddStatus
 
 _ISLAND_FIELDS = (
     "accepted_since_migration", "evals_since_improvement", "best_score", "resets", "migrations",
@@ -39,7 +39,8 @@ def _set_island_sql(columns: tuple[str, ...]) -> str:
 
 
 class Grids(Store):
-    """The ``elites`` and ``island_state`` tables (mixed into :class:`~archive.Archive`)."""
+    """The ``elites`` and ``island_state`` tables (mixed into
+    :class:`~evoforge.archive.Archive`)."""
 
     def offer(self, run_id: str, island: int, program: Program) -> AddStatus:
         """Offer a stored ok program to the grid of ``island`` (``-1``: the run's global grid).

@@ -191,7 +191,7 @@ def m002_llm_call_attempts(db: Database) -> None:
     """
     llm_calls = db["llm_calls"]
     llm_calls.add_column("attempt", int, not_null_default=1)  # 1-based
-    llm_calls.add_column("error_kind", str)  # evolve._retry.KINDS; NULL when ok
+    llm_calls.add_column("error_kind", str)  # evoforge.evolve.models._retry.KINDS; NULL when ok
     llm_calls.add_column("status_code", int)  # HTTP status of a failed attempt, if any
     llm_calls.add_column("retry_after_s", float)  # the provider's Retry-After, if sent
     llm_calls.add_column("waited_s", float)  # waited after this attempt before the next

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from archive import _json
-from archive._errors import ArchiveError
-from archive._pareto import non_dominated
-from archive._program import ID_LENGTH, SELECT_SQL, Program, from_row
+from evoforge import _json
+from evoforge.archive._errors import ArchiveError
+from evoforge.archive._pareto import non_dominated
+from evoforge.archive._program import ID_LENGTH, SELECT_SQL, Program, from_row
 
 if TYPE_CHECKING:
-    from archive._archive import Archive
-    from problems._spec import Objective
+    from evoforge.archive._archive import Archive
+    from evoforge.problems import Objective
 
 _SHOWN = 10  # candidates listed in an ambiguity error
 

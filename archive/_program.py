@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from archive import _json
-from evaluators._result import Status
+from evoforge import _json
+from evoforge.archive._outcome import Status
 
 if TYPE_CHECKING:
-    from evaluators._result import EvalResult
-    from problems._spec import Problem
+    from evoforge.archive._outcome import EvalResult
+    from evoforge.problems import Problem
 
 ID_LENGTH = 16
 
@@ -57,7 +57,7 @@ class Program:
             ok and the objective was reported (never NaN).
         cell: MAP-Elites cell index; None unless ``status`` is ok.
         metrics, objectives, descriptors, artifacts, timings, device: as in
-            :class:`~evaluators.EvalResult`.
+            :class:`~evoforge.evaluators.EvalResult`.
         inspiration_ids: ids of the other programs shown to the model.
         model: the model that wrote the edit.
         created_at: Unix time it was recorded.

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from archive import _json
-from archive._base import Store, check_fields
-from archive._errors import ArchiveError
-from archive._records import RunInfo, RunStatus
+from evoforge import _json
+from evoforge.archive._base import Store, check_fields
+from evoforge.archive._errors import ArchiveError
+from evoforge.archive._records import RunInfo, RunStatus
 
 if TYPE_CHECKING:
-    from problems._spec import Problem
+    from evoforge.problems import Problem
 
 _RUN_COLUMNS = (
     "id", "problem", "problem_path", "config_json", "seed", "status", "stop_reason",
@@ -56,7 +56,7 @@ def _slug(name: str) -> str:
 
 
 class Runs(Store):
-    """The ``runs`` table (mixed into :class:`~archive.Archive`)."""
+    """The ``runs`` table (mixed into :class:`~evoforge.archive.Archive`)."""
 
     def create_run(
         self, problem: Problem, *, config: dict[str, Any], seed: int, run_id: str | None = None

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from archive import Archive, Program, program_id
-from evaluators import Status
-from problems import Descriptor, Objective, Problem
+from evoforge.archive import Archive, Program, program_id
+from evoforge.evaluators import Status
+from evoforge.problems import Descriptor, Objective, Problem
 
 SIZES = (1_000, 10_000, 100_000)
 REPEATS = 2_000

@@ -31,12 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-from archive import Archive, Program, program_id
-from evaluators import Status
-from evolve import Controller, RunConfig, resolve_problem
-from evolve._llm import prepare
-from islands import BUILTIN_STRATEGIES, Islands
-from plugins import evaluator_class
+from evoforge.archive import Archive, Program, program_id
+from evoforge.evaluators import Status, evaluator_class
+from evoforge.evolve import Controller, RunConfig, resolve_problem
+from evoforge.evolve.models._client import prepare
+from evoforge.islands import BUILTIN_STRATEGIES, Islands
 
 
 def seed_archive(archive: Archive, islands: Islands, run_id: str, problem, size: int) -> None:

@@ -20,10 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from evaluators import Status
-from evaluators._kernelbench import gpu_missing
-from evaluators._triton import TritonEvaluator
-from problems import load_problem
+from evoforge.evaluators import Status
+from evoforge.evaluators.kernels.kernelbench._evaluator import gpu_missing
+from evoforge.evaluators.kernels.kernelbench._triton import TritonEvaluator
+from evoforge.problems import load_problem
 
 SOFTMAX = Path(__file__).resolve().parents[1] / "problems" / "builtin" / "triton_softmax"
 

@@ -61,7 +61,7 @@ class Result:
 
 def slow_circle_packing(folder: Path, eval_s: float) -> Path:
     """A copy of ``circle_packing`` whose fixed ``main`` first sleeps ``eval_s`` seconds."""
-    from evolve import resolve_problem
+    from evoforge.evolve import resolve_problem
 
     builtin = Path(resolve_problem("circle_packing").spec_path).parent
     folder.mkdir(parents=True, exist_ok=True)
@@ -105,11 +105,12 @@ def start_server(delay_s: float) -> tuple[subprocess.Popen, str]:
 async def measure(
     problem_dir: Path, url: str, db: Path, *, workers: int, concurrency: int, seconds: float
 ) -> Result:
-    from archive import Archive
-    from evolve import Controller, RunConfig, resolve_problem
-    from evolve._llm import prepare
-    from islands import Islands
-    from plugins import evaluator_class, selection_strategy
+    from evoforge.archive import Archive
+    from evoforge.evaluators import evaluator_class
+    from evoforge.evolve import Controller, RunConfig, resolve_problem
+    from evoforge.evolve.models._client import prepare
+    from evoforge.islands import Islands
+    from evoforge.plugins import selection_strategy
 
     config = RunConfig(
         problem=str(problem_dir),

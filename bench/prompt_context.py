@@ -21,14 +21,14 @@ from pathlib import Path
 
 import numpy as np
 
-from archive import Archive, Program, program_id
-from evaluators import Status
-from evolve import resolve_problem
-from evolve._context import gather_context
-from evolve._memory import OptimizationMemory
-from evolve._modes import Mode, ModeConfig, choose_mode, pick_repair
-from evolve._prompts import PromptConfig, build_messages
-from islands import BUILTIN_STRATEGIES, IslandConfig, Islands
+from evoforge.archive import Archive, Program, program_id
+from evoforge.evaluators import Status
+from evoforge.evolve import resolve_problem
+from evoforge.evolve.prompts._build import PromptConfig, build_messages
+from evoforge.evolve.prompts._context import gather_context
+from evoforge.evolve.prompts._memory import OptimizationMemory
+from evoforge.evolve.prompts._modes import Mode, ModeConfig, choose_mode, pick_repair
+from evoforge.islands import BUILTIN_STRATEGIES, IslandConfig, Islands
 
 STATUSES = (
     (Status.OK, 0.65),

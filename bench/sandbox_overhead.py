@@ -40,9 +40,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluators import Status  # noqa: E402
-from evaluators._python import PythonEvaluator  # noqa: E402
-from problems import load_problem  # noqa: E402
+from evoforge.evaluators import Status  # noqa: E402
+from evoforge.evaluators.python._evaluator import PythonEvaluator  # noqa: E402
+from evoforge.problems import load_problem  # noqa: E402
 
 SPEC = """
 name = "noop"

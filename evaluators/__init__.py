@@ -1,39 +1,57 @@
 """Evaluators: run a candidate in a sandbox and return a typed, honest result.
 
 Each evaluator is a plugin class registered through the ``register_evaluators`` hook, exactly as
-a third-party package would register its own.
+a third-party package would register its own. Subpackages, one concept each:
+
+- :mod:`~evoforge.evaluators.sandbox`: the shared sandbox every evaluator runs candidates in;
+- :mod:`~evoforge.evaluators.python`: the ``python`` evaluator (pre-forked fork servers);
+- :mod:`~evoforge.evaluators.kernels`: ``triton`` and ``cuda`` (KernelBench format), ``tpu``,
+  ``metal`` and ``trainium``, one module per target;
+- :mod:`~evoforge.evaluators.devices`: the host's accelerators, fingerprints, exclusive slots;
+- :mod:`~evoforge.evaluators.timing`: interleaved wall time and callgrind counts on CPUs.
 """
 
-from evaluators._base import Availability, Evaluator
-from evaluators._cascade import run_cascade
-from evaluators._cpu_timing import CallgrindError, callgrind_instructions
-from evaluators._cuda import CudaEvaluator
-from evaluators._device import cpu_fingerprint
-from evaluators._devices import (
+from evoforge.archive import EvalResult, Status
+from evoforge.evaluators._base import Availability, Evaluator
+from evoforge.evaluators._cascade import run_cascade
+from evoforge.evaluators._registry import evaluator_class, evaluator_origins, evaluators
+from evoforge.evaluators._scoring import classify_metrics
+from evoforge.evaluators.devices import (
     Device,
     DeviceBusyError,
     DeviceError,
     DeviceSlots,
     Inventory,
+    cpu_fingerprint,
     fingerprint,
     inventory,
 )
-from evaluators._kernel_evaluator import EvaluatorUnavailableError
-from evaluators._kernelbench import KernelBenchEvaluator
-from evaluators._metal import MetalEvaluator
-from evaluators._python import PythonEvaluator
-from evaluators._result import EvalResult, Status
-from evaluators._sandbox import Isolation, Limits, SandboxError, SandboxRun, run_sandboxed
-from evaluators._scoring import classify_metrics
-from evaluators._timing import WallComparison, interleaved_wall
-from evaluators._tpu import TpuEvaluator
-from evaluators._trainium import TrainiumEvaluator
-from evaluators._triton import TritonEvaluator
+from evoforge.evaluators.kernels import (
+    CudaEvaluator,
+    EvaluatorUnavailableError,
+    KernelBenchEvaluator,
+    MetalEvaluator,
+    TpuEvaluator,
+    TrainiumEvaluator,
+    TritonEvaluator,
+)
+from evoforge.evaluators.python import PythonEvaluator
+from evoforge.evaluators.sandbox import Isolation, Limits, SandboxError, SandboxRun, run_sandboxed
+from evoforge.evaluators.timing import (
+    CallgrindError,
+    WallComparison,
+    callgrind_instructions,
+    interleaved_wall,
+)
 
 __all__ = [
     # interface
     "Availability",
     "Evaluator",
+    # registered evaluators
+    "evaluator_class",
+    "evaluator_origins",
+    "evaluators",
     # built-in evaluators
     "CudaEvaluator",
     "KernelBenchEvaluator",

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from evaluators._result import EvalResult
-    from problems import Problem
+    from evoforge.archive import EvalResult
+    from evoforge.problems import Problem
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Evaluator(abc.ABC):
 
     Lifecycle: ``await start()`` once, ``await evaluate(source)`` concurrently up to ``workers``
     times, ``await close()`` once. ``evaluate`` never raises for a bad candidate: every
-    failure is a typed :class:`~evaluators.Status` in the returned result.
+    failure is a typed :class:`~evoforge.evaluators.Status` in the returned result.
     """
 
     name: ClassVar[str]

@@ -1,9 +1,9 @@
 """Cascade evaluation: cheap stages first, so a candidate that fails early costs nothing more.
 
-A problem declares its stages (:class:`problems.Stage`, each with an optional
-:class:`problems.Threshold`); an evaluator knows how to run *one* stage of a candidate and
+A problem declares its stages (:class:`evoforge.problems.Stage`, each with an optional
+:class:`evoforge.problems.Threshold`); an evaluator knows how to run *one* stage of a candidate and
 hands that to :func:`run_cascade`, which runs the stages in order, stops at the first that
-fails or misses its threshold, and folds what ran into one :class:`~evaluators.EvalResult`.
+fails or misses its threshold, and folds what ran into one :class:`~evoforge.evaluators.EvalResult`.
 Every evaluator gets the same cascade semantics this way::
 
     async def evaluate(self, source):
@@ -37,11 +37,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evaluators._result import EvalResult, Status
-from evaluators._scoring import classify_metrics
+from evoforge.archive import EvalResult, Status
+from evoforge.evaluators._scoring import classify_metrics
 
 if TYPE_CHECKING:
-    from problems import Problem, Stage
+    from evoforge.problems import Problem, Stage
 
 StageRunner = Callable[["Stage"], Awaitable[EvalResult]]
 """Runs one stage of one candidate and scores it with ``stage.evaluate``.
@@ -71,7 +71,7 @@ async def run_cascade(
     Raises:
         ValueError: ``stages`` is empty.
         Exception: whatever ``run_stage`` raises for a failure of the host (not of the
-            candidate), e.g. :class:`~evaluators.SandboxError`; the cascade stops there.
+            candidate), e.g. :class:`~evoforge.evaluators.SandboxError`; the cascade stops there.
     """
     if not stages:
         raise ValueError("run_cascade() needs at least one stage; evaluate once without stages")

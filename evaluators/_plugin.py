@@ -1,12 +1,14 @@
 """Built-in plugin: the evaluators that ship with evoforge."""
 
-from evaluators._cuda import CudaEvaluator
-from evaluators._metal import MetalEvaluator
-from evaluators._python import PythonEvaluator
-from evaluators._tpu import TpuEvaluator
-from evaluators._trainium import TrainiumEvaluator
-from evaluators._triton import TritonEvaluator
-from plugins import hookimpl
+from evoforge.evaluators.kernels import (
+    CudaEvaluator,
+    MetalEvaluator,
+    TpuEvaluator,
+    TrainiumEvaluator,
+    TritonEvaluator,
+)
+from evoforge.evaluators.python import PythonEvaluator
+from evoforge.plugins import hookimpl
 
 
 @hookimpl

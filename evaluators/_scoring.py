@@ -6,10 +6,10 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evaluators._result import Status
+from evoforge.archive import Status
 
 if TYPE_CHECKING:
-    from problems import Problem
+    from evoforge.problems import Problem
 
 
 def classify_metrics(

@@ -4,13 +4,13 @@ Configuration, the asynchronous steady-state controller, prompts, the model clie
 the offline mutation model included), edit parsing and application, and the CLI.
 """
 
-from evolve._config import OFFLINE_MODEL, ConfigError, RunConfig, load_config_file
-from evolve._controller import Controller, SeedError, SessionReport, Snapshot
-from evolve._edits import AppliedEdit, EditError, apply_edit
-from evolve._llm import Completion, ModelError, complete
-from evolve._prompts import build_messages
-from evolve._session import resolve_problem, resume_run, start_run
-from evolve._syntax import check_syntax
+from evoforge.evolve._config import OFFLINE_MODEL, ConfigError, RunConfig, load_config_file
+from evoforge.evolve._controller import Controller, SeedError, SessionReport, Snapshot
+from evoforge.evolve._edits import AppliedEdit, EditError, apply_edit
+from evoforge.evolve._session import resolve_problem, resume_run, start_run
+from evoforge.evolve._syntax import check_syntax
+from evoforge.evolve.models import Completion, ModelError, complete
+from evoforge.evolve.prompts import build_messages
 
 __all__ = [
     # configuration

@@ -1,27 +1,34 @@
-"""Run configuration: a TOML file, overridden by CLI flags, stored with the run for resume."""
+"""Run configuration: a TOML file, overridden by CLI flags or Python arguments, stored with the
+run for resume.
+
+One pydantic model (:class:`RunConfig`) with a model per section (``[islands]``, ``[modes]``,
+``[prompts]``, ``[retry]``, ``[[models]]``); TOML, the command line and the Python API all
+validate through it, so they accept and refuse the same values with the same one-line errors.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from evolve._errors import ConfigError
-from evolve._models import ModelSpec, ModelSpecError
-from evolve._modes import ModeConfig
-from evolve._prompts import PromptConfig
-from evolve._retry import RetryPolicy
-from islands import IslandConfig
+from pydantic import Field, field_validator
 
-OFFLINE_MODEL = "offline/mutator"
-ENSEMBLE_POLICIES = ("weighted", "ucb1")
+from evoforge._validation import ConfigError, Settings
+from evoforge.evolve.models import ModelSpec, Policy, RetryPolicy
+from evoforge.evolve.offline import MODEL as OFFLINE_MODEL
+from evoforge.evolve.prompts import ModeConfig, PromptConfig
+from evoforge.islands import IslandConfig
+
+__all__ = ["OFFLINE_MODEL", "ConfigError", "RunConfig", "load_config_file"]
+
+PositiveInt = Annotated[int, Field(ge=1)]
+PositiveFloat = Annotated[float, Field(gt=0)]
 
 
-@dataclass(frozen=True)
-class RunConfig:
+class RunConfig(Settings):
     """Everything that shapes a run. Stored in the archive, so ``resume`` needs only the run id.
 
     Attributes:
@@ -33,8 +40,8 @@ class RunConfig:
             Shorthand for a one-model ``models`` list.
         api_base: endpoint for self-hosted or proxy models (with ``model``).
         temperature, max_tokens: passed to every model (a model's own settings win).
-        models: the ensemble, as :class:`~evolve._models.ModelSpec` (TOML: ``[[models]]``
-            tables or strings); empty means just ``model``.
+        models: the ensemble, as :class:`~evoforge.evolve.models.ModelSpec` (TOML:
+            ``[[models]]`` tables or strings); empty means just ``model``.
         ensemble: how a call picks its model: ``weighted`` (by weight) or ``ucb1`` (adapts to
             improvement per unit cost).
         model_cooldown_s: how long a model that keeps failing leaves the rotation.
@@ -54,66 +61,54 @@ class RunConfig:
         modes: how often each edit mode is used and repair's rate (``[modes]``).
         prompts: prompt size and contents, template overrides (``[prompts]``).
         memory_every: evaluations between refreshes of the optimization-memory digest.
-        islands: the island model.
+        islands: the island model (``[islands]``).
+
+    Raises:
+        ConfigError: on construction, for a missing, unknown or bad value; the message names
+            the field, the value and what is allowed.
     """
 
-    problem: str
-    budget: int = 200
-    max_wall_s: float | None = None
-    seed: int = 0
+    problem: Annotated[str, Field(min_length=1)]
+    budget: PositiveInt = 200
+    max_wall_s: PositiveFloat | None = None
+    seed: Annotated[int, Field(ge=0)] = 0
     model: str = OFFLINE_MODEL
     api_base: str | None = None
-    temperature: float = 0.7
-    max_tokens: int = 4096
-    workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
-    llm_concurrency: int | None = None
-    max_failed_streak: int = 200
-    usd_budget: float | None = None
-    token_budget: int | None = None
-    models: tuple[ModelSpec, ...] = ()
-    ensemble: str = "weighted"
-    model_cooldown_s: float = 60.0
-    outage_s: float = 300.0
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    modes: ModeConfig = field(default_factory=ModeConfig)
-    prompts: PromptConfig = field(default_factory=PromptConfig)
-    memory_every: int = 50
-    islands: IslandConfig = field(default_factory=IslandConfig)
+    temperature: Annotated[float, Field(ge=0)] = 0.7
+    max_tokens: PositiveInt = 4096
+    workers: PositiveInt = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    llm_concurrency: PositiveInt | None = None
+    max_failed_streak: PositiveInt = 200
+    usd_budget: PositiveFloat | None = None
+    token_budget: PositiveInt | None = None
+    models: Annotated[tuple[ModelSpec, ...], Field(strict=False)] = ()
+    ensemble: Policy = "weighted"
+    model_cooldown_s: Annotated[float, Field(ge=0)] = 60.0
+    outage_s: PositiveFloat = 300.0
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    modes: ModeConfig = Field(default_factory=ModeConfig)
+    prompts: PromptConfig = Field(default_factory=PromptConfig)
+    memory_every: PositiveInt = 50
+    islands: IslandConfig = Field(default_factory=IslandConfig)
 
-    def __post_init__(self) -> None:
-        checks = [
-            (self.budget >= 1, "budget", "must be at least 1 evaluation"),
-            (self.workers >= 1, "workers", "must be at least 1"),
-            (
-                self.llm_concurrency is None or self.llm_concurrency >= 1,
-                "llm_concurrency",
-                "must be at least 1",
-            ),
-            (self.max_wall_s is None or self.max_wall_s > 0, "max_wall_s", "must be positive"),
-            (self.max_failed_streak >= 1, "max_failed_streak", "must be at least 1"),
-            (self.usd_budget is None or self.usd_budget > 0, "usd_budget", "must be positive"),
-            (
-                self.token_budget is None or self.token_budget > 0,
-                "token_budget",
-                "must be positive",
-            ),
-            (
-                "/" in self.model,
-                "model",
-                "use a litellm model string such as 'offline/mutator' or 'openai/gpt-4o-mini'",
-            ),
-            (
-                self.ensemble in ENSEMBLE_POLICIES,
-                "ensemble",
-                f"use one of {', '.join(ENSEMBLE_POLICIES)}",
-            ),
-            (self.model_cooldown_s >= 0, "model_cooldown_s", "must be zero or positive"),
-            (self.outage_s > 0, "outage_s", "must be positive"),
-            (self.memory_every >= 1, "memory_every", "must be at least 1"),
-        ]
-        for ok, name, fix in checks:
-            if not ok:
-                raise ConfigError(f"{name} = {getattr(self, name)!r}: {fix}")
+    @field_validator("model")
+    @classmethod
+    def _litellm_string(cls, model: str) -> str:
+        if "/" not in model:
+            raise ValueError(
+                "use a litellm model string such as 'offline/mutator' or 'openai/gpt-4o-mini'"
+            )
+        return model
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _model_strings(cls, models: Any) -> Any:
+        """``models = "openai/x"``, a single table, or a list mixing strings and tables."""
+        if isinstance(models, str | Mapping | ModelSpec):
+            models = [models]
+        if isinstance(models, list | tuple):
+            return tuple({"model": m} if isinstance(m, str) else m for m in models)
+        return models
 
     @property
     def reproducible(self) -> bool:
@@ -127,6 +122,7 @@ class RunConfig:
 
     @property
     def model_slots(self) -> int:
+        """Model calls in flight: ``llm_concurrency``, or a default from the workers."""
         if self.llm_concurrency is not None:
             return self.llm_concurrency
         if self.reproducible:
@@ -135,58 +131,26 @@ class RunConfig:
         return self.workers * (2 if local else 8)
 
     def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        data["models"] = [spec.to_dict() for spec in self.models]
-        data["prompts"]["templates"] = dict(self.prompts.templates)
-        return data
+        """Plain data (JSON-able), as :meth:`from_dict` reads it back."""
+        return self.model_dump(mode="json")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], *, origin: str = "config") -> RunConfig:
-        data = dict(data)
-        _reject_unknown(cls, data, f"{origin}: unknown setting(s)")
-        for name, kind in _SECTIONS.items():
-            section = data.pop(name, None) or {}
-            if not isinstance(section, kind):
-                if not isinstance(section, dict):
-                    raise ConfigError(f"{origin}: [{name}] must be a table of settings")
-                _reject_unknown(kind, section, f"{origin}: unknown [{name}] setting(s)")
-                try:
-                    section = kind(**section)
-                except (TypeError, ValueError) as exc:
-                    raise ConfigError(f"{origin}: [{name}]: {exc}") from None
-            data[name] = section
-        models = data.pop("models", None) or ()
-        if isinstance(models, (str, dict)):
-            models = [models]
-        try:
-            data["models"] = tuple(ModelSpec.from_value(m) for m in models)
-        except (ModelSpecError, TypeError) as exc:
-            raise ConfigError(f"{origin}: [[models]]: {exc}") from None
-        try:
-            return cls(**data)
-        except TypeError as exc:
-            raise ConfigError(f"{origin}: {exc}") from None
+    def from_dict(cls, data: Mapping[str, Any], *, origin: str = "config") -> RunConfig:
+        """Validate settings read from TOML, flags or the archive.
 
-
-# Settings that are tables of their own in TOML (``[islands]``, ``[modes]``, …).
-_SECTIONS: dict[str, type] = {
-    "islands": IslandConfig,
-    "modes": ModeConfig,
-    "prompts": PromptConfig,
-    "retry": RetryPolicy,
-}
-
-
-def _reject_unknown(kind: type, data: dict[str, Any], what: str) -> None:
-    known = {f.name for f in dataclasses.fields(kind)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(f"{what} {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        Raises:
+            ConfigError: one line naming each bad setting, prefixed by ``origin``.
+        """
+        return cls.load(data, where=origin)
 
 
 def load_config_file(path: Path) -> dict[str, Any]:
     """Read a TOML run configuration: top-level keys as in :class:`RunConfig`, tables
-    ``[islands]``, ``[modes]``, ``[prompts]``, ``[retry]`` and ``[[models]]``."""
+    ``[islands]``, ``[modes]``, ``[prompts]``, ``[retry]`` and ``[[models]]``.
+
+    Raises:
+        ConfigError: the file is missing or is not valid TOML.
+    """
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)

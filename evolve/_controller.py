@@ -24,26 +24,36 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from archive import Program, improved, model_outcomes, program_id
-from evaluators import EvalResult, Status
-from evolve import _llm
-from evolve._calls import call_tokens, record_answer, record_failure
-from evolve._context import PromptContext, gather_context
-from evolve._edits import EditError, apply_edit
-from evolve._memory import OptimizationMemory
-from evolve._models import ModelOutage, ModelPool, ModelSpec
-from evolve._modes import Mode, choose_mode, pick_repair
-from evolve._prompts import build_messages
-from evolve._syntax import check_syntax
-from islands import Outcome
-from plugins import pm
+from evoforge.archive import EvalResult, Program, Status, improved, model_outcomes, program_id
+from evoforge.evolve import models
+from evoforge.evolve._edits import EditError, apply_edit
+from evoforge.evolve._syntax import check_syntax
+from evoforge.evolve.models import (
+    ModelOutage,
+    ModelPool,
+    ModelSpec,
+    call_tokens,
+    record_answer,
+    record_failure,
+)
+from evoforge.evolve.prompts import (
+    Mode,
+    OptimizationMemory,
+    PromptContext,
+    build_messages,
+    choose_mode,
+    gather_context,
+    pick_repair,
+)
+from evoforge.islands import Outcome
+from evoforge.plugins import pm
 
 if TYPE_CHECKING:
-    from archive import Archive, RunInfo
-    from evaluators import Evaluator
-    from evolve._config import RunConfig
-    from islands import Islands
-    from problems import Problem
+    from evoforge.archive import Archive, RunInfo
+    from evoforge.evaluators import Evaluator
+    from evoforge.evolve._config import RunConfig
+    from evoforge.islands import Islands
+    from evoforge.problems import Problem
 
 
 # A model's raw answer is stored with every attempt it produced; past this it is cut (with a
@@ -179,7 +189,7 @@ class Controller:
     async def run_session(self) -> SessionReport:
         # Importing litellm takes seconds: do it while the seed is evaluated.
         model_ready = asyncio.create_task(
-            asyncio.to_thread(lambda: [_llm.prepare(m.model) for m in self.pool.specs])
+            asyncio.to_thread(lambda: [models.prepare(m.model) for m in self.pool.specs])
         )
         if self.archive.count_programs(self.run.id) == 0:
             await self._seed()
@@ -289,7 +299,7 @@ class Controller:
         try:
             async with model_slots:
                 try:
-                    completion = await _llm.complete(
+                    completion = await models.complete(
                         spec,
                         messages,
                         seed=model_seed,
@@ -298,13 +308,13 @@ class Controller:
                         policy=self.config.retry,
                         rng=np.random.default_rng([self.run.seed, seq, 1]),  # backoff jitter
                     )
-                except _llm.ModelError as exc:
+                except models.ModelError as exc:
                     if exc.kind != "empty":
                         self._model_failed(seq, spec, exc)
                         return
                     # The model answered, with nothing: an attempt to store, not an outage.
-                    *retried, last = exc.attempts or (_llm.Attempt("empty", str(exc), 0.0),)
-                    completion = _llm.Completion(
+                    *retried, last = exc.attempts or (models.Attempt("empty", str(exc), 0.0),)
+                    completion = models.Completion(
                         "", spec.model, last.latency_s, attempts=tuple(retried)
                     )
             await self._use_answer(
@@ -318,7 +328,7 @@ class Controller:
         self,
         seq: int,
         spec: ModelSpec,
-        completion: _llm.Completion,
+        completion: models.Completion,
         context: PromptContext,
         island: int,
         eval_slots: asyncio.Semaphore,
@@ -408,7 +418,7 @@ class Controller:
     def _commit(
         self,
         program: Program,
-        completion: _llm.Completion,
+        completion: models.Completion,
         spec: ModelSpec,
         parent_score: float | None,
         tick: float,
@@ -429,7 +439,7 @@ class Controller:
         self.timings.overhead_s.append(overhead + time.perf_counter() - tick)
         self._notify(program, outcome)
 
-    def _commit_duplicate(self, seq: int, completion: _llm.Completion, spec: ModelSpec) -> None:
+    def _commit_duplicate(self, seq: int, completion: models.Completion, spec: ModelSpec) -> None:
         with self.archive.transaction():
             self._record_call(seq, completion, None)
             self.archive.bump_run(self.run.id, duplicates=1)
@@ -441,7 +451,7 @@ class Controller:
         self._failed_streak += 1
         self._report()
 
-    def _model_failed(self, seq: int, spec: ModelSpec, exc: _llm.ModelError) -> None:
+    def _model_failed(self, seq: int, spec: ModelSpec, exc: models.ModelError) -> None:
         """Every attempt of the call goes to the archive; the pool hears of the failure, and
         when every model has been failing for ``outage_s`` the session ends (failed)."""
         with self.archive.transaction():
@@ -457,7 +467,7 @@ class Controller:
         self._failed_streak += 1
         self._report()
 
-    def _record_call(self, seq: int, completion: _llm.Completion, pid: str | None) -> None:
+    def _record_call(self, seq: int, completion: models.Completion, pid: str | None) -> None:
         """Store the call (and its retried attempts) and add its tokens and cost to the run
         (inside the transaction)."""
         record_answer(self.archive, self.run.id, seq, completion, pid)

@@ -17,7 +17,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Literal
 
-from problems._blocks import END_MARKER, START_MARKER, Block, BlockError, find_blocks
+from evoforge.problems import END_MARKER, START_MARKER, Block, BlockError, find_blocks
 
 MAX_BLOCKS = 64
 """Most SEARCH/REPLACE blocks accepted in one answer."""

@@ -1,10 +1,10 @@
 """Built-in plugin: the offline mutation model, served through litellm as ``offline/...``."""
 
-from plugins import hookimpl
+from evoforge.plugins import hookimpl
 
 
 def _setup_offline() -> None:
-    from evolve._offline_provider import register_offline_provider
+    from evoforge.evolve.offline import register_offline_provider
 
     register_offline_provider()
 

@@ -8,7 +8,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
-from evolve._controller import Snapshot
+from evoforge.evolve._controller import Snapshot
 
 _REFRESH_S = 0.25
 

@@ -9,14 +9,14 @@ import signal
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from archive import Archive, RunInfo
-from evaluators import Evaluator
-from evolve._config import ConfigError, RunConfig
-from evolve._controller import Controller, Progress, SessionReport
-from evolve._prompts import PromptTemplateError, load_templates
-from islands import Islands, Strategy
-from plugins import evaluator_class, problems, selection_strategy
-from problems import Problem, load_problem
+from evoforge.archive import Archive, RunInfo
+from evoforge.evaluators import Evaluator, evaluator_class
+from evoforge.evolve._config import ConfigError, RunConfig
+from evoforge.evolve._controller import Controller, Progress, SessionReport
+from evoforge.evolve.prompts import PromptTemplateError, load_templates
+from evoforge.islands import Islands, Strategy
+from evoforge.plugins import problems, selection_strategy
+from evoforge.problems import Problem, load_problem
 
 log = logging.getLogger("evoforge")
 
@@ -113,7 +113,7 @@ async def resume_run(
             if value is not None
         }
         if raised:
-            config = replace(config, **raised)
+            config = config.replace(**raised)
             archive.update_run(run.id, config=config.to_dict())
         if run.evaluations >= config.budget:
             raise ConfigError(

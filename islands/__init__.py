@@ -5,7 +5,7 @@ the best elites migrate along a ring; stagnant islands are reseeded from the bes
 All state lives in SQLite, so islands are rebuilt exactly on resume.
 """
 
-from islands._islands import (
+from evoforge.islands._islands import (
     GLOBAL,
     IslandConfig,
     Islands,
@@ -13,7 +13,13 @@ from islands._islands import (
     Selection,
     Strategy,
 )
-from islands._selection import BUILTIN_STRATEGIES, fitness_weighted, rank, tournament, uniform
+from evoforge.islands._selection import (
+    BUILTIN_STRATEGIES,
+    fitness_weighted,
+    rank,
+    tournament,
+    uniform,
+)
 
 __all__ = [
     # model

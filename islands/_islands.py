@@ -9,22 +9,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import numpy as np
+from pydantic import Field
 
-from archive import AddStatus, Elite, Program
+from evoforge._validation import Settings
+from evoforge.archive import AddStatus, Elite, Program
 
 if TYPE_CHECKING:
-    from archive import Archive
+    from evoforge.archive import Archive
 
 GLOBAL = -1  # the archive's island index for the run-wide grid
 
 
-@dataclass(frozen=True)
-class IslandConfig:
-    """How the population is structured.
+class IslandConfig(Settings):
+    """How the population is structured (``[islands]`` in a run configuration).
 
     Attributes:
         count: number of islands.
@@ -39,21 +40,15 @@ class IslandConfig:
         inspirations: inspirations per prompt (other elites shown to the model).
     """
 
-    count: int = 4
-    migration_interval: int = 25
-    migration_rate: float = 0.1
-    stagnation: int = 150
-    selection: str = "tournament"
-    selection_options: dict[str, Any] = field(default_factory=dict)
-    inspirations: int = 2
+    section: ClassVar[str] = "islands"
 
-    def __post_init__(self) -> None:
-        if self.count < 1:
-            raise ValueError(f"islands must be >= 1, got {self.count}")
-        if not 0 < self.migration_rate <= 1:
-            raise ValueError(f"migration_rate must be in (0, 1], got {self.migration_rate}")
-        if self.migration_interval < 1 or self.stagnation < 0 or self.inspirations < 0:
-            raise ValueError("migration_interval must be >= 1; stagnation, inspirations >= 0")
+    count: Annotated[int, Field(ge=1)] = 4
+    migration_interval: Annotated[int, Field(ge=1)] = 25
+    migration_rate: Annotated[float, Field(gt=0, le=1)] = 0.1
+    stagnation: Annotated[int, Field(ge=0)] = 150
+    selection: Annotated[str, Field(min_length=1)] = "tournament"
+    selection_options: dict[str, Any] = Field(default_factory=dict)
+    inspirations: Annotated[int, Field(ge=0)] = 2
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Built-in plugin: the selection strategies."""
 
-from islands._selection import BUILTIN_STRATEGIES
-from plugins import hookimpl
+from evoforge.islands._selection import BUILTIN_STRATEGIES
+from evoforge.plugins import hookimpl
 
 
 @hookimpl

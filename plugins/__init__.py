@@ -9,7 +9,12 @@ functions, exposed through the ``evoforge`` entry-point group::
     my_plugin = "my_package.evoforge_plugin"
 
     # my_package/evoforge_plugin.py
-    from plugins import hookimpl
+    from evoforge import hookimpl
+    from evoforge.evaluators import Evaluator
+
+    class MyEvaluator(Evaluator):
+        name = "my-evaluator"
+        ...
 
     @hookimpl
     def register_evaluators(register):
@@ -19,20 +24,23 @@ Environment: ``EVOFORGE_PLUGINS`` restricts which plugins load (comma-separated 
 for built-ins only); ``EVOFORGE_TRACE_HOOKS=1`` traces hook calls to stderr.
 """
 
-from plugins._hookspecs import PROJECT, hookimpl, hookspec
-from plugins._manager import (
+from evoforge.plugins._hookspecs import PROJECT, hookimpl, hookspec
+from evoforge.plugins._manager import (
     DEFAULT_PLUGINS,
+    PLUGINS_ENV,
+    TRACE_ENV,
     PluginError,
-    evaluator_class,
-    evaluator_origins,
-    evaluators,
+    collect,
     load_plugins,
     model_providers,
+    named,
+    origins,
     plugin_names,
     pm,
     problems,
     selection_strategies,
     selection_strategy,
+    values,
 )
 
 __all__ = [
@@ -42,13 +50,17 @@ __all__ = [
     "hookspec",
     # manager
     "DEFAULT_PLUGINS",
+    "PLUGINS_ENV",
+    "TRACE_ENV",
     "PluginError",
     "load_plugins",
     "pm",
-    # lookups
-    "evaluator_class",
-    "evaluator_origins",
-    "evaluators",
+    # registrations, for typed lookups in the packages that own the types
+    "collect",
+    "named",
+    "origins",
+    "values",
+    # lookups (evaluators: evoforge.evaluators.evaluators())
     "model_providers",
     "plugin_names",
     "problems",

@@ -15,8 +15,8 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
-    from archive import Program
-    from evaluators import Evaluator
+    from evoforge.archive import Program
+    from evoforge.evaluators import Evaluator
 
 PROJECT = "evoforge"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -30,35 +30,37 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def register_evaluators(register: Callable[[type[Evaluator]], None]) -> None:
     """Contribute evaluator classes: what runs and scores candidates, on which device.
 
-    The contract of an :class:`evaluators.Evaluator` subclass (checked at registration where
-    it can be: a class, a subclass, a ``name``, ``evaluate`` implemented, ``targets``):
+    The contract of an :class:`evoforge.evaluators.Evaluator` subclass (checked at registration
+    where it can be: a class, a subclass, a ``name``, ``evaluate`` implemented, ``targets``):
 
     - ``name`` (class attribute, required): what a problem's ``evaluator = "..."`` refers to;
       unique across plugins (two plugins registering different classes under one name is a
-      :class:`~plugins.PluginError` naming both).
+      :class:`~evoforge.plugins.PluginError` naming both).
     - ``targets`` (class attribute): the device kinds it serves, e.g. ``("cpu",)``,
       ``("cuda",)``, ``("tpu",)``; shown by ``evoforge plugins``.
-    - ``availability()`` (classmethod): an :class:`evaluators.Availability` saying whether it
-      can run on this host and, if not, why (``"unavailable: no CUDA device"``). Cheap, no
-      side effects, never raises; a run refuses to start with an unavailable evaluator.
+    - ``availability()`` (classmethod): an :class:`evoforge.evaluators.Availability` saying
+      whether it can run on this host and, if not, why (``"unavailable: no CUDA device"``).
+      Cheap, no side effects, never raises; a run refuses to start with an unavailable
+      evaluator.
     - ``unmeasurable(problem)`` (classmethod): the problem's objectives it cannot measure on
       this host, each with why (e.g. kernel timings without a GPU); the run then ranks by
       the first objective it can measure, and says so.
     - ``__init__(problem, *, workers)``, ``await start()``, ``await close()``: lifecycle; up
       to ``workers`` ``evaluate`` calls run at once.
     - ``await evaluate(source)``: runs the candidate in a sandbox (see
-      :mod:`evaluators._sandbox`) and returns an :class:`evaluators.EvalResult`: a typed
-      ``status`` (never an exception for a bad candidate), ``metrics`` (what the problem's
-      scoring returned), ``objectives`` and ``descriptors`` (the declared subsets, as
-      floats, only when ``ok``; :func:`evaluators.classify_metrics` checks them),
-      ``artifacts`` (short texts for the next prompt: error, traceback, failing input),
-      ``timings`` (seconds) and ``device`` (the fingerprint of where it was measured). When
-      the problem declares ``stages``, :func:`evaluators._cascade.run_cascade` gives any
-      evaluator the cascade semantics from a function that runs one stage.
+      :mod:`evoforge.evaluators.sandbox`) and returns an
+      :class:`evoforge.evaluators.EvalResult`: a typed ``status`` (never an exception for a bad
+      candidate), ``metrics`` (what the problem's scoring returned), ``objectives`` and
+      ``descriptors`` (the declared subsets, as floats, only when ``ok``;
+      :func:`evoforge.evaluators.classify_metrics` checks them), ``artifacts`` (short texts for the
+      next prompt: error, traceback, failing input), ``timings`` (seconds) and ``device`` (the
+      fingerprint of where it was measured). When the problem declares ``stages``,
+      :func:`evoforge.evaluators.run_cascade` gives any evaluator the cascade semantics
+      from a function that runs one stage.
 
-    :param register: call with each :class:`evaluators.Evaluator` subclass (the class, not an
-        instance).
-    :raises plugins.PluginError: from ``register``, for a registration that breaks the
+    :param register: call with each :class:`evoforge.evaluators.Evaluator` subclass (the
+        class, not an instance).
+    :raises evoforge.plugins.PluginError: from ``register``, for a registration that breaks the
         contract or a name another plugin already took.
     """
 
@@ -108,7 +110,8 @@ def program_added(run_id: str, program: Program, added: int) -> None:
 
     :param run_id: the run.
     :param program: the stored program, failed attempts included.
-    :param added: the :class:`archive.AddStatus` of its global-grid offer (0 when not offered).
+    :param added: the :class:`evoforge.archive.AddStatus` of its global-grid offer (0 when
+        not offered).
     """
 
 

@@ -3,28 +3,24 @@
 from __future__ import annotations
 
 import importlib
-import inspect
 import os
 import sys
 from collections.abc import Callable
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pluggy
 
-from plugins import _hookspecs
-from plugins._hookspecs import PROJECT
-
-if TYPE_CHECKING:
-    from evaluators import Evaluator
+from evoforge.plugins import _hookspecs
+from evoforge.plugins._hookspecs import PROJECT
 
 #: Built-in plugins, registered exactly like third-party ones.
 DEFAULT_PLUGINS = (
-    "evaluators._plugin",
-    "evaluators._devices_plugin",
-    "problems._plugin",
-    "islands._plugin",
-    "evolve._plugin",
+    "evoforge.evaluators._plugin",
+    "evoforge.evaluators.devices._plugin",
+    "evoforge.problems._plugin",
+    "evoforge.islands._plugin",
+    "evoforge.evolve._plugin",
 )
 
 #: Comma-separated entry-point names of the third-party plugins to load; unset loads them all,
@@ -87,7 +83,7 @@ def load_plugins() -> pluggy.PluginManager:
     return pm
 
 
-def _collect(
+def collect(
     hook_name: str, kind: str, entry: Callable[..., tuple[str, Any]]
 ) -> dict[str, tuple[Any, str]]:
     """Call each plugin's ``hook_name`` implementation with a ``register`` callback.
@@ -98,6 +94,10 @@ def _collect(
 
     Returns:
         ``{name: (value, plugin_name)}``.
+
+    Raises:
+        PluginError: a malformed registration (from ``entry``), two plugins registering
+            different values under one name, or a plugin whose hook raised.
     """
     found: dict[str, tuple[Any, str]] = {}
     trace = pm.trace.root.get("hook")  # writes only when EVOFORGE_TRACE_HOOKS is set
@@ -132,7 +132,9 @@ def _collect(
     return found
 
 
-def _named(kind: str) -> Callable[..., tuple[str, Any]]:
+def named(kind: str) -> Callable[..., tuple[str, Any]]:
+    """The ``entry`` of :func:`collect` for hooks whose ``register`` takes ``(name, value)``."""
+
     def entry(plugin: str, name: Any, value: Any) -> tuple[str, Any]:
         if not (isinstance(name, str) and name):
             raise PluginError(
@@ -144,82 +146,18 @@ def _named(kind: str) -> Callable[..., tuple[str, Any]]:
     return entry
 
 
-def _evaluator_entry(plugin: str, cls: Any) -> tuple[str, type[Evaluator]]:
-    """Check one registered evaluator class against the contract in the hookspec."""
-    from evaluators import Evaluator
-
-    if not (isinstance(cls, type) and issubclass(cls, Evaluator)):
-        raise PluginError(
-            f"plugin {plugin!r} registered {cls!r} as an evaluator; register_evaluators "
-            "expects a subclass of evaluators.Evaluator (the class, not an instance)"
-        )
-    name = getattr(cls, "name", None)
-    if not (isinstance(name, str) and name):
-        raise PluginError(
-            f"plugin {plugin!r} registered the evaluator class {cls.__qualname__} without a "
-            f'name; add `name: ClassVar[str] = "my-evaluator"` to the class'
-        )
-    if inspect.isabstract(cls):
-        raise PluginError(
-            f"plugin {plugin!r} registered the evaluator {name!r} ({cls.__qualname__}), which "
-            f"does not implement {', '.join(sorted(cls.__abstractmethods__))}; define "
-            "`async def evaluate(self, source) -> EvalResult`"
-        )
-    targets = getattr(cls, "targets", None)
-    if not (
-        isinstance(targets, tuple) and targets and all(isinstance(t, str) and t for t in targets)
-    ):
-        raise PluginError(
-            f"plugin {plugin!r}: evaluator {name!r} has targets {targets!r}; use a tuple of "
-            'device kinds, e.g. targets = ("cpu",) or ("cuda",)'
-        )
-    return name, cls
-
-
-def evaluators() -> dict[str, type[Evaluator]]:
-    """Evaluator classes by name.
-
-    Raises:
-        PluginError: a plugin registered something that breaks the evaluator contract, or two
-            plugins registered different evaluators under one name.
-    """
-    load_plugins()
-    found = _collect("register_evaluators", "evaluator", _evaluator_entry)
-    return {name: cls for name, (cls, _) in found.items()}
-
-
-def evaluator_origins() -> dict[str, tuple[str, str]]:
-    """``(plugin, origin)`` of each evaluator by name; origin as in :func:`plugin_names`."""
-    load_plugins()
-    found = _collect("register_evaluators", "evaluator", _evaluator_entry)
-    origins = _origins()
-    return {
-        name: (plugin, origins.get(plugin, "registered")) for name, (_, plugin) in found.items()
-    }
-
-
-def evaluator_class(name: str) -> type[Evaluator]:
-    found = evaluators()
-    if name not in found:
-        raise PluginError(
-            f"no evaluator {name!r}; installed: {', '.join(sorted(found))}. "
-            "Install the plugin that provides it or fix the problem's `evaluator`"
-        )
-    return found[name]
-
-
 def problems() -> dict[str, str]:
     """Problem paths by name."""
     load_plugins()
-    return _values(_collect("register_problems", "problem", _named("problem")))
+    return values(collect("register_problems", "problem", named("problem")))
 
 
 def selection_strategies() -> dict[str, Callable[..., int]]:
     load_plugins()
-    found = _collect(
-        "register_selection_strategies", "selection strategy", _named("selection strategy")
+    found = collect(
+        "register_selection_strategies", "selection strategy", named("selection strategy")
     )
-    return _values(found)
+    return values(found)
 
 
 def selection_strategy(name: str) -> Callable[..., int]:
@@ -234,17 +172,18 @@ def selection_strategy(name: str) -> Callable[..., int]:
 
 def model_providers() -> dict[str, Callable[[], None]]:
     load_plugins()
-    return _values(_collect("register_models", "model provider", _named("model provider")))
+    return values(collect("register_models", "model provider", named("model provider")))
 
 
 def plugin_names() -> list[tuple[str, str]]:
     """``(name, origin)`` for each loaded plugin; origin is ``builtin`` or the distribution."""
     load_plugins()
-    origins = _origins()
-    return [(name, origins[name]) for name, _ in pm.list_name_plugin()]
+    origins_ = origins()
+    return [(name, origins_[name]) for name, _ in pm.list_name_plugin()]
 
 
-def _origins() -> dict[str, str]:
+def origins() -> dict[str, str]:
+    """Origin of each loaded plugin by name: ``builtin`` or its distribution's name."""
     dists = {id(plugin): dist.project_name for plugin, dist in pm.list_plugin_distinfo()}
     return {
         name: "builtin" if name in DEFAULT_PLUGINS else dists.get(id(plugin), "registered")
@@ -252,5 +191,5 @@ def _origins() -> dict[str, str]:
     }
 
 
-def _values(found: dict[str, tuple[Any, str]]) -> dict[str, Any]:
+def values(found: dict[str, tuple[Any, str]]) -> dict[str, Any]:
     return {name: value for name, (value, _) in found.items()}

@@ -4,9 +4,9 @@ See :func:`load_problem` for the file format. Built-in problems live in ``proble
 and are registered through the ``register_problems`` hook like any third-party problem.
 """
 
-from problems._blocks import END_MARKER, START_MARKER, Block, BlockError, find_blocks
-from problems._loader import ProblemSpecError, import_spec, load_problem
-from problems._spec import Descriptor, Direction, Objective, Problem, Stage, Threshold
+from evoforge.problems._blocks import END_MARKER, START_MARKER, Block, BlockError, find_blocks
+from evoforge.problems._loader import SPEC_FILENAME, ProblemSpecError, import_spec, load_problem
+from evoforge.problems._spec import Descriptor, Direction, Objective, Problem, Stage, Threshold
 
 __all__ = [
     # declaration
@@ -24,6 +24,7 @@ __all__ = [
     "BlockError",
     "find_blocks",
     # loading
+    "SPEC_FILENAME",
     "ProblemSpecError",
     "import_spec",
     "load_problem",

@@ -56,8 +56,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from problems._blocks import BlockError, find_blocks
-from problems._spec import Descriptor, Direction, Objective, Problem, Stage, Threshold
+from evoforge.problems._blocks import BlockError, find_blocks
+from evoforge.problems._spec import Descriptor, Direction, Objective, Problem, Stage, Threshold
 
 SPEC_FILENAME = "problem.py"
 _DEFAULTS = {"evaluator": "python", "entry": "main", "timeout_s": 30.0, "memory_mb": 2048}

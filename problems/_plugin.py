@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from plugins import hookimpl
+from evoforge.plugins import hookimpl
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 

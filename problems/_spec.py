@@ -111,7 +111,8 @@ class Stage:
 
 @dataclass(frozen=True)
 class Problem:
-    """A loaded, validated problem spec. See :func:`problems.load_problem` for the file format."""
+    """A loaded, validated problem spec. See :func:`evoforge.problems.load_problem` for the file
+    format."""
 
     name: str
     spec_path: Path

@@ -7,10 +7,10 @@ import os
 
 import click
 
-from evolve.cli._common import main_group
-from evolve.cli._inspect import show, status, top
-from evolve.cli._plugins import plugins_command, problems_command
-from evolve.cli._run import resume, run
+from evoforge.evolve.cli._common import main_group
+from evoforge.evolve.cli._inspect import show, status, top
+from evoforge.evolve.cli._plugins import plugins_command, problems_command
+from evoforge.evolve.cli._run import resume, run
 
 
 @click.group(cls=main_group())
@@ -31,10 +31,10 @@ for command in (run, resume, status, top, show, plugins_command, problems_comman
 
 
 def main() -> None:
-    from plugins import PluginError, load_plugins, pm
+    from evoforge.plugins import PluginError, load_plugins, pm
 
     # Diagnostics go to stderr, results to stdout. EVOFORGE_LOG=info also shows each retried
-    # model call; keys are redacted from every record (evolve._redact).
+    # model call; keys are redacted from every record (evoforge.evolve.models._redact).
     level = os.environ.get("EVOFORGE_LOG", "warning").upper()
     logging.basicConfig(
         level=getattr(logging, level, logging.WARNING),

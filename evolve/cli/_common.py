@@ -27,12 +27,12 @@ def json_option(func):
 
 
 def _user_errors() -> tuple[type[Exception], ...]:
-    from archive import ArchiveError
-    from evolve._config import ConfigError
-    from evolve._controller import SeedError
-    from evolve._llm import ModelError
-    from plugins import PluginError
-    from problems import ProblemSpecError
+    from evoforge.archive import ArchiveError
+    from evoforge.evolve._config import ConfigError
+    from evoforge.evolve._controller import SeedError
+    from evoforge.evolve.models import ModelError
+    from evoforge.plugins import PluginError
+    from evoforge.problems import ProblemSpecError
 
     return (ArchiveError, ConfigError, SeedError, ModelError, PluginError, ProblemSpecError)
 

@@ -7,11 +7,11 @@ from dataclasses import asdict
 
 import click
 
-from evolve.cli._common import db_option, json_option, require_db
+from evoforge.evolve.cli._common import db_option, json_option, require_db
 
 
 def _open(db):
-    from archive import Archive
+    from evoforge.archive import Archive
 
     return Archive(require_db(db))
 
@@ -73,8 +73,8 @@ def status(run_id, db, as_json):
 
 
 def _status_row(archive, run) -> dict:
-    from archive import model_usage
-    from problems import load_problem
+    from evoforge.archive import model_usage
+    from evoforge.problems import load_problem
 
     try:
         cells = load_problem(run.problem_path).num_cells
@@ -123,7 +123,7 @@ def top(run_id, count, pareto, db, as_json):
         evoforge top -n 5
         evoforge top --pareto --json
     """
-    from problems import load_problem
+    from evoforge.problems import load_problem
 
     with _open(db) as archive:
         run = _run_or_latest(archive, run_id)

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from evolve.cli._common import json_option
+from evoforge.evolve.cli._common import json_option
 
 
 @click.command("plugins")
@@ -19,15 +19,14 @@ def plugins_command(as_json):
         evoforge plugins
         evoforge plugins --json | jq '.evaluators[] | select(.available)'
     """
-    import plugins
-    from plugins import evaluator_origins
+    from evoforge import evaluators, plugins
 
-    origins = evaluator_origins()
+    origins = evaluators.evaluator_origins()
     data = {
         "plugins": [{"name": n, "origin": o} for n, o in plugins.plugin_names()],
         "evaluators": [
             _evaluator_row(name, cls, *origins[name])
-            for name, cls in sorted(plugins.evaluators().items())
+            for name, cls in sorted(evaluators.evaluators().items())
         ],
         "selection_strategies": sorted(plugins.selection_strategies()),
         "model_providers": sorted(plugins.model_providers()),
@@ -76,8 +75,8 @@ def _evaluator_row(name: str, cls: type, plugin: str, origin: str) -> dict:
 @json_option
 def problems_command(as_json):
     """List registered problems with their objectives and evaluator."""
-    import plugins
-    from problems import load_problem
+    from evoforge import plugins
+    from evoforge.problems import load_problem
 
     rows = []
     for name, path in sorted(plugins.problems().items()):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from evolve.cli._common import db_option
+from evoforge.evolve.cli._common import db_option
 
 
 def _quiet_option(func):
@@ -74,8 +74,8 @@ def run(problem, config_file, db, quiet, islands, selection, models, api_base, *
     Example:
         evoforge run circle_packing --budget 300 --seed 1
     """
-    from evolve._config import RunConfig, load_config_file
-    from evolve._session import start_run
+    from evoforge.evolve._config import RunConfig, load_config_file
+    from evoforge.evolve._session import start_run
 
     data = load_config_file(config_file) if config_file else {}
     data["problem"] = problem
@@ -110,8 +110,8 @@ def resume(run_id, budget, usd_budget, token_budget, db, quiet):
     Example:
         evoforge resume circle_packing-20261122-031500-a1b2 --budget 600
     """
-    from evolve._session import resume_run
-    from evolve.cli._common import require_db
+    from evoforge.evolve._session import resume_run
+    from evoforge.evolve.cli._common import require_db
 
     require_db(db)
     _run_to_end(
@@ -129,7 +129,7 @@ def resume(run_id, budget, usd_budget, token_budget, db, quiet):
 
 
 def _run_to_end(start, db: Path, quiet: bool) -> None:
-    from evolve._progress import LiveProgress
+    from evoforge.evolve._progress import LiveProgress
 
     display = None if quiet else LiveProgress()
     with display or nullcontext():
@@ -140,7 +140,7 @@ def _run_to_end(start, db: Path, quiet: bool) -> None:
 
 
 def _summary(run_id: str, report, db: Path) -> None:
-    from archive import Archive
+    from evoforge.archive import Archive
 
     with Archive(db) as archive:
         seed = next(archive.programs(run_id), None)

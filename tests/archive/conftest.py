@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from archive import Archive, Program, program_id
-from evaluators import Status
-from problems import Descriptor, Direction, Objective, Problem
+from evoforge.archive import Archive, Program, program_id
+from evoforge.evaluators import Status
+from evoforge.problems import Descriptor, Direction, Objective, Problem
 
 MakeProgram = Callable[..., Program]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from archive import Archive, ArchiveError, migrations
+from evoforge.archive import Archive, ArchiveError, migrations
 from tests.archive.conftest import build_program, new_run
 
 EXPECTED_COLUMNS = {

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from archive import Archive, ArchiveError, Program
-from evaluators import Status
-from problems import Problem
+from evoforge.archive import Archive, ArchiveError, Program
+from evoforge.evaluators import Status
+from evoforge.problems import Problem
 from tests.archive.conftest import MakeProgram, build_program, new_run
 
 

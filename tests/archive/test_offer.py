@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from archive import AddStatus, Archive, ArchiveError, ArchiveStats, Elite
-from evaluators import Status
-from problems import Problem
+from evoforge.archive import AddStatus, Archive, ArchiveError, ArchiveStats, Elite
+from evoforge.evaluators import Status
+from evoforge.problems import Problem
 from tests.archive.conftest import MakeProgram, build_program, new_run
 
 offers = st.lists(

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from archive import Archive
-from archive._pareto import non_dominated
-from evaluators import Status
-from problems import Direction, Objective, Problem
+from evoforge.archive import Archive
+from evoforge.archive._pareto import non_dominated
+from evoforge.evaluators import Status
+from evoforge.problems import Direction, Objective, Problem
 from tests.archive.conftest import MakeProgram, build_program, new_run
 
 NAMES = ("f", "g", "h")

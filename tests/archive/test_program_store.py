@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from archive import Archive, ArchiveError, Program, attempt_id, program_id
-from evaluators import EvalResult, Status
-from problems import Problem
+from evoforge.archive import Archive, ArchiveError, Program, attempt_id, program_id
+from evoforge.evaluators import EvalResult, Status
+from evoforge.problems import Problem
 from tests.archive.conftest import MakeProgram, build_program, new_run
 
 texts = st.text(st.characters(codec="utf-8"))

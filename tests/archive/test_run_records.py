@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from archive import Archive, ArchiveError, Event, IslandState, LlmCall, RunStatus
-from problems import Problem
+from evoforge.archive import Archive, ArchiveError, Event, IslandState, LlmCall, RunStatus
+from evoforge.problems import Problem
 
 
 class TestRuns:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from archive import Archive, ArchiveError, IslandState
+from evoforge.archive import Archive, ArchiveError, IslandState
 from tests.archive.conftest import build_program
 
 

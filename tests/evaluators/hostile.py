@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import EvalResult
-from evaluators._python import PythonEvaluator
-from problems import load_problem
+from evoforge.evaluators import EvalResult
+from evoforge.evaluators.python._evaluator import PythonEvaluator
+from evoforge.problems import load_problem
 from tests.conftest import ROOT
 from tests.evaluators.conftest import (
     PROBE_SPEC,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import EvalResult
-from evaluators._kernelbench import KernelBenchEvaluator, gpu_missing
-from evaluators._triton import TritonEvaluator
-from evolve._session import measurable_problem
-from problems import Problem, load_problem
+from evoforge.evaluators import EvalResult
+from evoforge.evaluators.kernels.kernelbench._evaluator import KernelBenchEvaluator, gpu_missing
+from evoforge.evaluators.kernels.kernelbench._triton import TritonEvaluator
+from evoforge.evolve._session import measurable_problem
+from evoforge.problems import Problem, load_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 SOFTMAX = ROOT / "problems" / "builtin" / "triton_softmax"

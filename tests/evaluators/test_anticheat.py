@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from evaluators import EvalResult, Status
+from evoforge.evaluators import EvalResult, Status
 from tests.evaluators.kernel_helpers import (
     CHEATS,
     NO_GPU,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import EvalResult, Status
-from evaluators._cascade import run_cascade
-from problems import Objective, Problem, Stage, Threshold, load_problem
+from evoforge.evaluators import EvalResult, Status
+from evoforge.evaluators._cascade import run_cascade
+from evoforge.problems import Objective, Problem, Stage, Threshold, load_problem
 from tests.evaluators.conftest import run_candidates
 
 PROBLEM = Problem("p", Path("p.py"), "", (Objective("score"),))

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import PythonEvaluator, Status
-from problems import ProblemSpecError, load_problem
+from evoforge.evaluators import PythonEvaluator, Status
+from evoforge.problems import ProblemSpecError, load_problem
 from tests.conftest import ROOT
 from tests.evaluators.conftest import IS_ROOT, SEED, run_candidates
 from tests.evaluators.test_hostile import require_filesystem

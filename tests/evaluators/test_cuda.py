@@ -8,12 +8,11 @@ import dataclasses
 
 import pytest
 
-from evaluators import CudaEvaluator, Status
-from evaluators._kernel_build import find_nvcc
-from evolve import ConfigError
-from evolve._session import measurable_problem
-from plugins import evaluator_class
-from problems import load_problem
+from evoforge.evaluators import CudaEvaluator, Status, evaluator_class
+from evoforge.evaluators.kernels.kernelbench._build import find_nvcc
+from evoforge.evolve import ConfigError
+from evoforge.evolve._session import measurable_problem
+from evoforge.problems import load_problem
 from tests.evaluators.kernel_helpers import (
     NO_GPU,
     SOFTMAX,
@@ -130,7 +129,7 @@ def test_registered_as_a_builtin_plugin():
 
 
 def test_unavailable_without_nvcc_says_so(monkeypatch):
-    monkeypatch.setattr("evaluators._cuda.find_nvcc", lambda: None)
+    monkeypatch.setattr("evoforge.evaluators.kernels.kernelbench._cuda.find_nvcc", lambda: None)
     availability = CudaEvaluator.availability()
     assert not availability.available
     assert "nvcc not found" in availability.reason

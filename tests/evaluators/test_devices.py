@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evaluators import _devices
-from evaluators._devices import (
+from evoforge.evaluators.devices import _inventory as _devices
+from evoforge.evaluators.devices._inventory import (
     Device,
     DeviceBusyError,
     DeviceError,
@@ -51,7 +51,7 @@ def test_inventory_on_this_host_has_the_cpu_and_says_why_no_cuda(fresh_inventory
 
 def test_inventory_is_cached_and_never_imports_heavy_libraries():
     code = (
-        "import sys\nfrom evaluators._devices import inventory\n"
+        "import sys\nfrom evoforge.evaluators.devices._inventory import inventory\n"
         "assert inventory() is inventory()\n"
         "print(sorted(m for m in ('torch', 'jax', 'triton', 'Metal') if m in sys.modules))"
     )
@@ -204,7 +204,7 @@ def test_unknown_kind_is_a_clear_error(tmp_path):
 HOLDER = """
 import asyncio, sys
 from pathlib import Path
-from evaluators._devices import Device, DeviceSlots
+from evoforge.evaluators.devices._inventory import Device, DeviceSlots
 
 async def main():
     slots = DeviceSlots([Device("cpu", 0, "test cpu")], lock_dir=Path(sys.argv[1]))
@@ -288,8 +288,8 @@ def test_a_timed_out_cross_process_wait_leaves_no_lock_behind(tmp_path):
 
 
 def test_devices_command_lists_the_inventory():
-    from evolve.cli import cli
-    from plugins import load_plugins, pm
+    from evoforge.evolve.cli import cli
+    from evoforge.plugins import load_plugins, pm
 
     load_plugins()
     pm.hook.register_commands(cli=cli)

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from evaluators import Status
+from evoforge.evaluators import Status
 from tests.evaluators.conftest import (
     gone,
 )

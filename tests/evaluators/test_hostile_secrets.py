@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from evaluators import Status
+from evoforge.evaluators import Status
 from tests.conftest import ROOT
 from tests.evaluators.conftest import (
     dedent,
@@ -190,8 +190,8 @@ def test_the_network_is_unreachable(probe, outside):
 
 PRELUDE = """
 import json, os, sys
-import evaluators._sandbox as sb
-import evaluators._sandbox_host as host
+import evoforge.evaluators.sandbox._run as sb
+import evoforge.evaluators.sandbox._host as host
 host.harden_server()
 """
 DISKS = ("/dev/vda", "/dev/sda", "/dev/xvda", "/dev/nvme0n1")

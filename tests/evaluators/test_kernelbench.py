@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluators import Status
-from evaluators._kernel_timing import summarize
-from evaluators._kernelbench import read_config, torch_cuda_version
-from evaluators._kernelbench_compare import (
+from evoforge.evaluators import Status
+from evoforge.evaluators.kernels.kernelbench._compare import (
     MalformedOutput,
     compare_outputs,
     decode,
     precision_check,
 )
-from problems import ProblemSpecError, load_problem
+from evoforge.evaluators.kernels.kernelbench._evaluator import read_config, torch_cuda_version
+from evoforge.evaluators.kernels.kernelbench._timing import summarize
+from evoforge.problems import ProblemSpecError, load_problem
 from tests.evaluators.kernel_helpers import (
     SEED,
     SOFTMAX_TASK,

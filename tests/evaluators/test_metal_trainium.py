@@ -6,17 +6,16 @@ from __future__ import annotations
 import asyncio
 import platform
 import sys
-from pathlib import Path
 
 import pytest
 
-from evaluators._devices import inventory, neuron_toolchain
-from evaluators._kernel_evaluator import EvaluatorUnavailableError
-from evaluators._metal import MetalEvaluator
-from evaluators._trainium import TrainiumEvaluator
-from evolve import RunConfig, start_run
-from evolve._config import ConfigError
-from problems import load_problem
+from evoforge.evaluators.devices._inventory import inventory, neuron_toolchain
+from evoforge.evaluators.kernels._runner_evaluator import EvaluatorUnavailableError
+from evoforge.evaluators.kernels.metal._evaluator import MetalEvaluator
+from evoforge.evaluators.kernels.trainium._evaluator import TrainiumEvaluator
+from evoforge.evolve import RunConfig, start_run
+from evoforge.evolve._config import ConfigError
+from evoforge.problems import load_problem
 
 KERNEL_SPEC = """
     name = "{name}"
@@ -106,8 +105,7 @@ def test_runner_modules_import_without_their_platform_libraries():
     """The runners must at least load (and fail at run time, saying why) on any host."""
     import importlib
 
-    for name in ("evaluators._metal_main", "evaluators._trainium_main"):
-        module = importlib.import_module(name)
+    for cls in (MetalEvaluator, TrainiumEvaluator):
+        module = importlib.import_module(f"{cls.runner}.__main__")  # what `python -m` runs
         assert callable(module.main)
     assert "Metal" not in sys.modules and "neuronxcc" not in sys.modules
-    assert Path(MetalEvaluator.runner.replace(".", "/") + ".py").name == "_metal_main.py"

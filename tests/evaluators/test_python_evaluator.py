@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import PythonEvaluator, Status, classify_metrics
-from evaluators._sandbox import SandboxError
-from evaluators._sandbox_host import children
-from problems import Descriptor, Objective, Problem, load_problem
+from evoforge.evaluators import PythonEvaluator, Status, classify_metrics
+from evoforge.evaluators.sandbox._host import children
+from evoforge.evaluators.sandbox._run import SandboxError
+from evoforge.problems import Descriptor, Objective, Problem, load_problem
 from tests.evaluators.conftest import (
     dedent,
     gone,
@@ -140,10 +140,10 @@ def test_runtime_error_carries_the_candidates_traceback(probe):
     ("source", "expected"),
     [
         ("x = 1\n", "defines no function `main()`"),
-        ("def main():\n    return {1, 2}\n", "cannot be sent as JSON"),
+        ("def main():\n    return 1 + 2j\n", "cannot be stored or sent as JSON"),
         ("import sys\ndef main():\n    sys.exit(0)\n", "SystemExit"),
     ],
-    ids=["no-entry", "set-output", "sys-exit"],
+    ids=["no-entry", "complex-output", "sys-exit"],
 )
 def test_other_candidate_mistakes_are_runtime_errors(probe, source, expected):
     (result,) = run_candidates(probe(), source)
@@ -387,7 +387,7 @@ def test_a_server_that_cannot_start_raises_sandbox_error(probe):
 
 
 def test_bad_sandbox_option_is_a_spec_error(probe):
-    from problems import ProblemSpecError
+    from evoforge.problems import ProblemSpecError
 
     with pytest.raises(ProblemSpecError, match="sandbox_network"):
         PythonEvaluator(load_problem(probe(options={"sandbox_network": "vpn"})))

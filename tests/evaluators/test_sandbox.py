@@ -18,19 +18,19 @@ from pathlib import Path
 
 import pytest
 
-import evaluators._sandbox_fs as sandbox_fs
-from evaluators import Status
-from evaluators._device import cpu_fingerprint
-from evaluators._sandbox import Limits, SandboxRun, _classify, _Tail
-from evaluators._sandbox_host import remove_workdir
-from evaluators._sandbox_protocol import ProtocolError, dumps, encode_frame, read_frame
+import evoforge.evaluators.sandbox._fs as sandbox_fs
+from evoforge.evaluators import Status
+from evoforge.evaluators.devices._fingerprint import cpu_fingerprint
+from evoforge.evaluators.sandbox._host import remove_workdir
+from evoforge.evaluators.sandbox._protocol import ProtocolError, dumps, encode_frame, read_frame
+from evoforge.evaluators.sandbox._run import Limits, SandboxRun, _classify, _Tail
 from tests.conftest import ROOT
 from tests.evaluators.conftest import IS_ROOT
 
 PRELUDE = """
 import json, os, signal, sys, tempfile, time
-import evaluators._sandbox as sb
-import evaluators._sandbox_host as host
+import evoforge.evaluators.sandbox._run as sb
+import evoforge.evaluators.sandbox._host as host
 host.harden_server()
 
 def report(run):
@@ -194,7 +194,7 @@ def test_a_process_that_is_not_a_subreaper_keeps_its_other_children():
     # kill the candidate's group only, never the caller's unrelated children.
     code = """
 import json, subprocess, sys
-import evaluators._sandbox as sb
+import evoforge.evaluators.sandbox._run as sb
 helper = subprocess.Popen(["sleep", "30"])
 run = sb.run_sandboxed(lambda: ({"status": "ok"}, b""), sb.Limits(timeout_s=5))
 print(json.dumps({"status": run.status.value, "helper_alive": helper.poll() is None}))
@@ -244,7 +244,7 @@ def test_frames_round_trip_and_reject_hangups():
 def test_dumps_converts_numpy_and_refuses_other_objects():
     np = pytest.importorskip("numpy")
     assert json.loads(dumps({"x": np.arange(2), "y": np.bool_(True)})) == {"x": [0, 1], "y": True}
-    with pytest.raises(TypeError, match="cannot be sent as JSON"):
+    with pytest.raises(TypeError, match="cannot be stored or sent as JSON"):
         dumps(object())
 
 
@@ -284,7 +284,7 @@ def test_a_candidate_cannot_make_its_workdir_undeletable():
     code = f"""
 import os, sys
 sys.path.insert(0, {str(ROOT)!r})
-from evaluators._sandbox_host import remove_workdir  # imported before the switch
+from evoforge.evaluators.sandbox._host import remove_workdir  # imported before the switch
 os.setgid(65534); os.setuid(65534)
 os.chmod({str(root / "a" / "b")!r}, 0)
 os.chmod({str(root / "a")!r}, 0o500)
@@ -330,7 +330,7 @@ def test_plan_without_isolation_says_why(tmp_path):
 
 
 FORCED = """
-import evaluators._sandbox_fs as fs
+import evoforge.evaluators.sandbox._fs as fs
 fs._host_support = lambda: {support!r}
 hidden = tempfile.mkdtemp()
 open(os.path.join(hidden, "secret"), "w").write("42")
@@ -391,7 +391,7 @@ def test_what_the_sandbox_reports_is_what_the_candidate_gets(tmp_path):
     # report must match what a candidate can do.
     target = tmp_path / "outside"
     report = sandbox_script(f"""
-        from evaluators._sandbox_caps import drop_capabilities
+        from evoforge.evaluators.sandbox._caps import drop_capabilities
         drop_capabilities()
         def job():
             try:
@@ -420,7 +420,7 @@ def _nobody_can_import_the_sandbox() -> str:
     if not IS_ROOT or not os.path.exists(NOBODY_PYTHON):
         return f"needs root and {NOBODY_PYTHON}"
     done = subprocess.run(
-        [NOBODY_PYTHON, "-c", "import evaluators._sandbox"],
+        [NOBODY_PYTHON, "-c", "import evoforge.evaluators.sandbox._run"],
         capture_output=True,
         user=65534,
         group=65534,

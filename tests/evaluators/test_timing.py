@@ -8,16 +8,16 @@ import textwrap
 
 import pytest
 
-from evaluators import Status
-from evaluators._cpu_timing import (
+from evoforge.evaluators import Status
+from evoforge.evaluators.python._evaluator import PythonEvaluator
+from evoforge.evaluators.timing._cpu import (
     CallgrindError,
     callgrind_instructions,
     unmeasurable,
     valgrind_unavailable,
 )
-from evaluators._python import PythonEvaluator
-from evaluators._timing import compare, interleaved_wall, iqr
-from problems import ProblemSpecError, load_problem
+from evoforge.evaluators.timing._wall import compare, interleaved_wall, iqr
+from evoforge.problems import ProblemSpecError, load_problem
 
 needs_valgrind = pytest.mark.skipif(bool(valgrind_unavailable()), reason=valgrind_unavailable())
 PYTHON_ENV = {"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"}

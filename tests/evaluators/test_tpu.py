@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import Status
-from evaluators._devices import inventory
-from evaluators._kernel_io import read_kernel_config as read_config
-from evaluators._tpu import NO_TPU, TpuEvaluator
-from problems import ProblemSpecError, load_problem
+from evoforge.evaluators import Status
+from evoforge.evaluators.devices._inventory import inventory
+from evoforge.evaluators.kernels._io import read_kernel_config as read_config
+from evoforge.evaluators.kernels.tpu._evaluator import NO_TPU, TpuEvaluator
+from evoforge.problems import ProblemSpecError, load_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 SOFTMAX = ROOT / "problems" / "builtin" / "pallas_softmax"
@@ -178,7 +178,7 @@ def test_the_timing_path_runs_interleaved_against_the_reference(tmp_path):
         "network": "host",
     }
     done = subprocess.run(
-        [sys.executable, "-m", "evaluators._tpu_main"],
+        [sys.executable, "-m", "evoforge.evaluators.kernels.tpu"],
         input=json.dumps(request),
         capture_output=True,
         text=True,

@@ -9,12 +9,11 @@ import statistics
 
 import pytest
 
-from archive import Archive
-from evaluators import Status, TritonEvaluator
-from evaluators._kernelbench import read_config
-from evolve import RunConfig, start_run
-from plugins import evaluator_class
-from problems import ProblemSpecError, load_problem
+from evoforge.archive import Archive
+from evoforge.evaluators import Status, TritonEvaluator, evaluator_class
+from evoforge.evaluators.kernels.kernelbench._evaluator import read_config
+from evoforge.evolve import RunConfig, start_run
+from evoforge.problems import ProblemSpecError, load_problem
 from tests.evaluators.kernel_helpers import (
     NO_GPU,
     SEED,

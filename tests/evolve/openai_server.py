@@ -28,11 +28,11 @@ cycled with ``cycle=True`` / ``--cycle``. A SPEC is the same tokens joined by co
 - ``empty``: answer with empty text.
 - ``nousage``: answer normally but leave ``usage`` out.
 
-The default answer is what evoforge's offline mutation model proposes for the program after
-the prompt's :data:`evolve._offline.CURRENT_PROGRAM_HEADING` (its fenced block), seeded from
-the request's ``seed`` and a hash of the messages, wrapped in some prose as a real model would
-write it; so a run against this server improves scores as offline runs do. ``answer=`` replaces
-it with a fixed text or a function of the request body.
+The default answer is what evoforge's offline mutation model proposes for the program after the
+prompt's :data:`evoforge.evolve.offline._mutator.CURRENT_PROGRAM_HEADING` (its fenced block), seeded
+from the request's ``seed`` and a hash of the messages, wrapped in some prose as a real model would
+write it; so a run against this server improves scores as offline runs do. ``answer=`` replaces it
+with a fixed text or a function of the request body.
 
 ``server.replies`` says what each request got (status, or None for ``drop``) and when, so a
 test can check that a client waited what ``Retry-After`` asked before trying again.
@@ -54,8 +54,9 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from evolve._offline import CURRENT_PROGRAM_HEADING, mutate
-from evolve._offline_prompt import call_rng, message_text, read_prompt
+from evoforge.evolve.offline import mutate
+from evoforge.evolve.offline._prompt import call_rng, message_text, read_prompt
+from evoforge.evolve.prompts import CURRENT_PROGRAM_HEADING
 
 MODELS = ("gpt-4o-mini", "evoforge-fake")
 """Model ids listed by ``GET /v1/models`` (any model name is answered)."""

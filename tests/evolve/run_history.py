@@ -6,9 +6,9 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from archive import Archive, Program, attempt_id, program_id
-from evaluators import Status
-from problems import Descriptor, Objective, Problem
+from evoforge.archive import Archive, Program, attempt_id, program_id
+from evoforge.evaluators import Status
+from evoforge.problems import Descriptor, Objective, Problem
 
 SEED = """\
 import math

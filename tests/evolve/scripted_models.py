@@ -10,8 +10,8 @@ import asyncio
 import itertools
 import os
 
-from evolve._llm import register_custom_provider
-from plugins import hookimpl
+from evoforge.evolve.models._client import register_custom_provider
+from evoforge.plugins import hookimpl
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

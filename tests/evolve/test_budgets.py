@@ -8,10 +8,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from archive import Archive, model_usage
-from evolve import ConfigError, RunConfig, resume_run, start_run
-from evolve.cli import cli
-from plugins import pm
+from evoforge.archive import Archive, model_usage
+from evoforge.evolve import ConfigError, RunConfig, resume_run, start_run
+from evoforge.evolve.cli import cli
+from evoforge.plugins import pm
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
 from tests.evolve import scripted_models
 from tests.evolve.scripted_models import rewrite

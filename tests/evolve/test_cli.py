@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from archive import Archive
-from evolve.cli import cli
+from evoforge.archive import Archive
+from evoforge.evolve.cli import cli
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
 
 

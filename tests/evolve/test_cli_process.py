@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from archive import Archive
+from evoforge.archive import Archive
 from tests.conftest import ROOT, TRIVIAL_SEED, TRIVIAL_SPEC
 
 pytestmark = pytest.mark.slow
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 def evoforge(*args, **kwargs) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
-        [sys.executable, "-m", "evolve", *map(str, args)],
+        [sys.executable, "-m", "evoforge", *map(str, args)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

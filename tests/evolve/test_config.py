@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evolve import ConfigError, RunConfig, load_config_file
-from islands import IslandConfig
+from evoforge.evolve import ConfigError, RunConfig, load_config_file
+from evoforge.islands import IslandConfig
 
 
 def test_defaults_are_usable():
@@ -47,7 +47,7 @@ def test_bad_values_name_the_setting(field, value):
 def test_unknown_settings_are_listed(tmp_path):
     with pytest.raises(ConfigError, match="unknown setting.*budgett"):
         RunConfig.from_dict({"problem": "x", "budgett": 3})
-    with pytest.raises(ConfigError, match=r"unknown \[islands\] setting.*countt"):
+    with pytest.raises(ConfigError, match=r"unknown setting islands.countt.*known: count"):
         RunConfig.from_dict({"problem": "x", "islands": {"countt": 3}})
 
 

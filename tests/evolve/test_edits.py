@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from evolve._edits import MAX_BLOCKS, AppliedEdit, EditError, apply_edit
-from problems._blocks import BlockError, frozen_parts
+from evoforge.evolve._edits import MAX_BLOCKS, AppliedEdit, EditError, apply_edit
+from evoforge.problems._blocks import BlockError, frozen_parts
 
 PARENT = """\
 import math

@@ -53,7 +53,7 @@ def environment(**extra: str) -> dict[str, str]:
 
 def evoforge(*args: Any, env: dict[str, str] | None = None) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "evolve", *map(str, args)],
+        [sys.executable, "-m", "evoforge", *map(str, args)],
         env=env or environment(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

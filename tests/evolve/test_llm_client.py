@@ -13,11 +13,11 @@ import logging
 import numpy as np
 import pytest
 
-from evolve._edits import apply_edit
-from evolve._llm import ModelError, complete
-from evolve._models import ModelSpec
-from evolve._redact import REDACTED
-from evolve._retry import RetryPolicy
+from evoforge.evolve._edits import apply_edit
+from evoforge.evolve.models._client import ModelError, complete
+from evoforge.evolve.models._pool import ModelSpec
+from evoforge.evolve.models._redact import REDACTED
+from evoforge.evolve.models._retry import RetryPolicy
 from tests.evolve.openai_server import OpenAIServer
 from tests.evolve.test_offline import PARAMETRIC
 from tests.evolve.test_offline_provider import prompt

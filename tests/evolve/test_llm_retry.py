@@ -8,8 +8,8 @@ import email.utils
 import numpy as np
 import pytest
 
-from evolve._redact import REDACTED
-from evolve._retry import (
+from evoforge.evolve.models._redact import REDACTED
+from evoforge.evolve.models._retry import (
     EmptyAnswer,
     Failure,
     ModelError,
@@ -78,7 +78,7 @@ def test_retry_after_is_honoured_and_capped() -> None:
     ("settings", "message"),
     [
         ({"max_attempts": 0}, "max_attempts = 0: must be at least 1"),
-        ({"base_s": -1.0}, "base_s = -1.0: must be zero or positive"),
+        ({"base_s": -1.0}, "base_s = -1.0: must be at least 0"),
         ({"base_s": 10.0, "max_s": 5.0}, "max_s = 5.0: must be at least base_s"),
     ],
 )

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from evolve._edits import apply_edit
-from evolve._offline import CURRENT_PROGRAM_HEADING
+from evoforge.evolve._edits import apply_edit
+from evoforge.evolve.prompts import CURRENT_PROGRAM_HEADING
 from tests.evolve.openai_server import Fault, OpenAIServer, parse_faults
 from tests.evolve.test_offline import PARAMETRIC
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from archive import Archive
-from evaluators import Status
-from evolve import ConfigError
-from evolve._memory import OptimizationMemory, failure_reason
-from problems import Direction, Objective
+from evoforge.archive import Archive
+from evoforge.evaluators import Status
+from evoforge.evolve import ConfigError
+from evoforge.evolve.prompts._memory import OptimizationMemory, failure_reason
+from evoforge.problems import Direction, Objective
 from tests.evolve.run_history import PROBLEM, SEED, History, variant
 
 INDEX_ERROR = "IndexError: index {} is out of bounds for axis 0 with size {}"

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from archive import Archive
-from evaluators import Status
-from evolve import ConfigError
-from evolve._modes import Mode, ModeConfig, choose_mode, pick_repair
+from evoforge.archive import Archive
+from evoforge.evaluators import Status
+from evoforge.evolve import ConfigError
+from evoforge.evolve.prompts._modes import Mode, ModeConfig, choose_mode, pick_repair
 from tests.evolve.run_history import SEED, History, variant
 
 RNG = np.random.default_rng
@@ -22,11 +22,11 @@ ALWAYS = ModeConfig(repair_rate=1.0)
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"diff": -0.1}, r"modes.diff = -0.1: a mode weight must be a finite number >= 0"),
+        ({"diff": -0.1}, r"modes.diff = -0.1: must be at least 0"),
         ({"rewrite": math.nan}, r"modes.rewrite = nan"),
         ({"crossover": math.inf}, r"modes.crossover = inf"),
         ({"diff": 0, "rewrite": 0, "crossover": 0}, r"weights are all 0"),
-        ({"repair_rate": 1.5}, r"modes.repair_rate = 1.5: expected a probability in \[0, 1\]"),
+        ({"repair_rate": 1.5}, r"modes.repair_rate = 1.5: must be at most 1"),
         ({"repair_window": 0}, r"modes.repair_window = 0"),
     ],
     ids=["negative", "nan", "inf", "all-zero", "rate-above-1", "window-0"],

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evolve._edits import EditError, apply_edit
-from evolve._offline import DEFAULT_WEIGHTS, NOTHING_TO_CHANGE, mutate
-from evolve._syntax import check_syntax
-from problems._blocks import frozen_parts
+from evoforge.evolve._edits import EditError, apply_edit
+from evoforge.evolve._syntax import check_syntax
+from evoforge.evolve.offline._mutator import DEFAULT_WEIGHTS, NOTHING_TO_CHANGE, mutate
+from evoforge.problems._blocks import frozen_parts
 
 PARAMETRIC = '''\
 """Place points: a parametric heuristic."""

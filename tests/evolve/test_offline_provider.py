@@ -6,13 +6,13 @@ import asyncio
 
 import pytest
 
-from evolve._edits import apply_edit
-from evolve._offline import CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING
-from problems._blocks import frozen_parts
+from evoforge.evolve._edits import apply_edit
+from evoforge.evolve.prompts import CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING
+from evoforge.problems._blocks import frozen_parts
 from tests.evolve.test_offline import INSPIRATION, PARAMETRIC
 
 # The provider module sets LITELLM_LOCAL_MODEL_COST_MAP before importing litellm: import it first.
-provider = pytest.importorskip("evolve._offline_provider")
+provider = pytest.importorskip("evoforge.evolve.offline._provider")
 litellm = pytest.importorskip("litellm")
 
 

@@ -9,24 +9,29 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from archive import Archive, Program
-from evaluators import Status
-from evolve import ConfigError
-from evolve._context import FailedAttempt, PromptContext, gather_context, short_diff
-from evolve._edits import apply_edit
-from evolve._memory import OptimizationMemory
-from evolve._modes import Mode
-from evolve._offline import mutate
-from evolve._offline_prompt import read_prompt
-from evolve._prompts import (
+from evoforge.archive import Archive, Program
+from evoforge.evaluators import Status
+from evoforge.evolve import ConfigError
+from evoforge.evolve._edits import apply_edit
+from evoforge.evolve.offline._mutator import mutate
+from evoforge.evolve.offline._prompt import read_prompt
+from evoforge.evolve.prompts._build import (
     SECOND_PARENT_HEADING,
     PromptConfig,
     PromptTemplateError,
     build_messages,
     load_templates,
 )
-from islands import Selection
-from problems import load_problem
+from evoforge.evolve.prompts._context import (
+    FailedAttempt,
+    PromptContext,
+    gather_context,
+    short_diff,
+)
+from evoforge.evolve.prompts._memory import OptimizationMemory
+from evoforge.evolve.prompts._modes import Mode
+from evoforge.islands import Selection
+from evoforge.problems import load_problem
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
 from tests.evolve.run_history import PROBLEM, SEED, History, variant
 
@@ -433,9 +438,11 @@ def test_bad_template_settings_are_errors(make_problem) -> None:
     spec = TRIVIAL_SPEC + '\n    options = {"prompts": ["task_diff"]}\n'
     with pytest.raises(PromptTemplateError, match=r"options\['prompts'\] must map"):
         load_templates(load_problem(make_problem(spec, TRIVIAL_SEED)))
-    with pytest.raises(PromptTemplateError, match=r"PromptConfig.templates\['task_dif'\]"):
+    with pytest.raises(ConfigError, match=r"prompts.templates: task_dif: no template is called"):
         PromptConfig(templates={"task_dif": "x"})
-    with pytest.raises(PromptTemplateError, match=r"\$nope"):
+    with pytest.raises(
+        ConfigError, match=r"system: unknown placeholder.*\$nope"
+    ):
         PromptConfig(templates={"system": "$nope"})
 
 
@@ -443,8 +450,10 @@ def test_bad_template_settings_are_errors(make_problem) -> None:
     "field", ["max_chars", "top_programs", "lineage_failures", "artifact_chars"]
 )
 def test_prompt_config_rejects_bad_numbers(field: str) -> None:
-    with pytest.raises(ConfigError, match=f"prompts.{field} = -1: expected a whole number"):
+    with pytest.raises(ConfigError, match=f"prompts.{field} = -1: must be at least"):
         PromptConfig(**{field: -1})
+    with pytest.raises(ConfigError, match=f"prompts.{field} = 2.5: expected a whole number"):
+        PromptConfig(**{field: 2.5})
     with pytest.raises(ConfigError, match="prompts.max_chars = 100"):
         PromptConfig(max_chars=100)
 

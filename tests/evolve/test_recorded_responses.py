@@ -21,17 +21,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from archive import Program, program_id
-from evaluators import Status
-from evolve._context import PromptContext
-from evolve._edits import EditError, apply_edit
-from evolve._modes import Mode
-from evolve._offline import mutate
-from evolve._offline_prompt import read_prompt
-from evolve._prompts import build_messages
-from evolve._syntax import check_syntax
-from problems import find_blocks, load_problem
-from problems._blocks import frozen_parts
+from evoforge.archive import Program, program_id
+from evoforge.evaluators import Status
+from evoforge.evolve._edits import EditError, apply_edit
+from evoforge.evolve._syntax import check_syntax
+from evoforge.evolve.offline._mutator import mutate
+from evoforge.evolve.offline._prompt import read_prompt
+from evoforge.evolve.prompts._build import build_messages
+from evoforge.evolve.prompts._context import PromptContext
+from evoforge.evolve.prompts._modes import Mode
+from evoforge.problems import find_blocks, load_problem
+from evoforge.problems._blocks import frozen_parts
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = sorted((Path(__file__).parent / "recorded").glob("*.json"))

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from archive import Archive
-from evaluators import Status
-from evolve import ConfigError, RunConfig, SeedError, resume_run, start_run
-from islands import IslandConfig
-from plugins import pm
+from evoforge.archive import Archive
+from evoforge.evaluators import Status
+from evoforge.evolve import ConfigError, RunConfig, SeedError, resume_run, start_run
+from evoforge.islands import IslandConfig
+from evoforge.plugins import pm
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
 from tests.evolve import scripted_models
 from tests.evolve.openai_server import OpenAIServer

@@ -8,12 +8,12 @@ import types
 
 import pytest
 
-from archive import Archive
-from evaluators import PythonEvaluator
-from evolve import ConfigError, RunConfig, resume_run, start_run
-from evolve._session import measurable_problem
-from plugins import hookimpl, pm
-from problems import load_problem
+from evoforge.archive import Archive
+from evoforge.evaluators import PythonEvaluator
+from evoforge.evolve import ConfigError, RunConfig, resume_run, start_run
+from evoforge.evolve._session import measurable_problem
+from evoforge.plugins import hookimpl, pm
+from evoforge.problems import load_problem
 
 SPEC = """
     name = "timed"

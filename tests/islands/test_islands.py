@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archive import Archive, Program, program_id
-from evaluators import Status
-from islands import BUILTIN_STRATEGIES, GLOBAL, IslandConfig, Islands
-from problems import load_problem
+from evoforge.archive import Archive, Program, program_id
+from evoforge.evaluators import Status
+from evoforge.islands import BUILTIN_STRATEGIES, GLOBAL, IslandConfig, Islands
+from evoforge.problems import load_problem
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
 
 
@@ -23,7 +23,7 @@ def problem(make_problem):
 
 @pytest.fixture
 def archive(tmp_path):
-    with Archive(tmp_path / "islands.db") as archive:
+    with Archive(tmp_path / "evoforge.islands.db") as archive:
         yield archive
 
 

@@ -18,11 +18,10 @@ from importlib import metadata
 
 import pytest
 
-from archive import Archive
-from evaluators import Status
-from plugins import evaluators, load_plugins, pm, problems
-from plugins._manager import evaluator_origins
-from problems import load_problem
+from evoforge.archive import Archive
+from evoforge.evaluators import Status, evaluator_origins, evaluators
+from evoforge.plugins import load_plugins, pm, problems
+from evoforge.problems import load_problem
 from tests.conftest import ROOT
 
 DIST = "evoforge-example-plugin"
@@ -49,7 +48,7 @@ def evoforge(*args: str, plugins_env: str | None = None) -> subprocess.Completed
     if plugins_env is not None:
         env["EVOFORGE_PLUGINS"] = plugins_env
     return subprocess.run(
-        [sys.executable, "-m", "evolve", *args],
+        [sys.executable, "-m", "evoforge", *args],
         env=env,
         capture_output=True,
         text=True,

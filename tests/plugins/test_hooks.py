@@ -11,13 +11,12 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from evaluators import EvalResult, Evaluator, Status
-from evolve import RunConfig, start_run
-from evolve._llm import _ready_prefixes, prepare
-from islands import IslandConfig
-from plugins import (
+from evoforge.evaluators import EvalResult, Evaluator, Status, evaluators
+from evoforge.evolve import RunConfig, start_run
+from evoforge.evolve.models._client import _ready_prefixes, prepare
+from evoforge.islands import IslandConfig
+from evoforge.plugins import (
     _hookspecs,
-    evaluators,
     hookimpl,
     model_providers,
     pm,
@@ -95,7 +94,7 @@ def test_hook_register_models(plugin):
 
 
 def test_hook_register_commands(plugin):
-    from evolve.cli import cli
+    from evoforge.evolve.cli import cli
 
     @click.command("hello")
     def hello():

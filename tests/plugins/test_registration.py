@@ -8,9 +8,15 @@ import types
 import pytest
 from click.testing import CliRunner
 
-from evaluators import Availability, EvalResult, Evaluator, Status
-from plugins import PluginError, evaluators, hookimpl, pm, problems
-from plugins._manager import evaluator_origins
+from evoforge.evaluators import (
+    Availability,
+    EvalResult,
+    Evaluator,
+    Status,
+    evaluator_origins,
+    evaluators,
+)
+from evoforge.plugins import PluginError, hookimpl, pm, problems
 
 
 @pytest.fixture
@@ -77,14 +83,17 @@ def test_a_good_evaluator_is_listed_with_its_plugin(plugin):
     plugin("acme_plugin", register_evaluators=lambda register: register(Good))
     assert evaluators()["good"] is Good
     assert evaluator_origins()["good"] == ("acme_plugin", "registered")
-    assert evaluator_origins()["python"] == ("evaluators._plugin", "builtin")
+    assert evaluator_origins()["python"] == ("evoforge.evaluators._plugin", "builtin")
 
 
 @pytest.mark.parametrize(
     ("registered", "expected"),
     [
         (Good(None), "registered <.*Good object.*> as an evaluator; .*the class, not an instance"),
-        (int, "registered <class 'int'> as an evaluator; .*subclass of evaluators.Evaluator"),
+        (
+            int,
+            "registered <class 'int'> as an evaluator; .*subclass of evoforge.evaluators.Evaluator",
+        ),
         (Nameless, "evaluator class Nameless without a name; add `name: ClassVar"),
         (Abstract, "evaluator 'abstract' \\(Abstract\\), which does not implement evaluate"),
         (BadTargets, "evaluator 'bad-targets' has targets 'cpu'; use a tuple"),
@@ -141,7 +150,7 @@ def test_a_problem_without_a_string_name(plugin):
 
 
 def test_plugins_command_shows_availability_plugin_and_origin(plugin):
-    from evolve.cli import cli
+    from evoforge.evolve.cli import cli
 
     def both(register):
         register(Broken)
@@ -168,7 +177,7 @@ def test_plugins_command_shows_availability_plugin_and_origin(plugin):
 
 
 def test_problems_command_shows_a_problems_cascade_stages(plugin, make_problem):
-    from evolve.cli import cli
+    from evoforge.evolve.cli import cli
 
     spec = """
         name = "staged"

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import problems
-from problems import load_problem
-from problems._loader import import_spec
+import evoforge.problems
+from evoforge.problems import load_problem
+from evoforge.problems._loader import import_spec
 
-BUILTIN = Path(problems.__file__).resolve().parent / "builtin"
+BUILTIN = Path(evoforge.problems.__file__).resolve().parent / "builtin"
 PACKING_DIR, TRIVIAL_DIR = BUILTIN / "circle_packing", BUILTIN / "trivial"
 N, TOL = 26, 1e-9
 SEED_SUM_RADII = 1.9270132167601537  # the circle_packing README quotes this (1.9270)

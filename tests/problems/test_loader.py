@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from problems import Direction, ProblemSpecError, Stage, Threshold, load_problem
+from evoforge.problems import Direction, ProblemSpecError, Stage, Threshold, load_problem
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
 
 

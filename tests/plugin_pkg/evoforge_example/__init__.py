@@ -10,8 +10,8 @@ and calls its hook implementations exactly as it calls the built-ins'.
 
 from pathlib import Path
 
+from evoforge.plugins import hookimpl
 from evoforge_example._script import ScriptEvaluator
-from plugins import hookimpl
 
 __all__ = ["ScriptEvaluator"]
 

@@ -1,12 +1,12 @@
 """The ``example-script`` evaluator: run the candidate as a script, score what it prints.
 
 Each evaluation runs ``python -I candidate.py [ARGS]`` through evoforge's shared sandbox
-(:func:`evaluators._sandbox.run_sandboxed`: own session and process group, fresh working
-directory, CPU/memory/file-size limits, wall-clock timeout that kills the group, its own
-network namespace where the host allows one). The sandboxed child replaces itself with a
-fresh interpreter, so the candidate shares no memory with the engine. What the script prints
-to stdout is the output; the problem's ``evaluate(output)`` scores it here, in the engine's
-process, outside the candidate's.
+(:func:`evoforge.evaluators.sandbox._run.run_sandboxed`: own session and process group, fresh
+working directory, CPU/memory/file-size limits, wall-clock timeout that kills the group, its own
+network namespace where the host allows one). The sandboxed child replaces itself with a fresh
+interpreter, so the candidate shares no memory with the engine. What the script prints to stdout is
+the output; the problem's ``evaluate(output)`` scores it here, in the engine's process, outside the
+candidate's.
 
 Cascades work as for every evaluator: each stage's ``args`` become the script's command-line
 arguments, its ``timeout_s``/``memory_mb`` its limits, its ``evaluate`` function its scorer.
@@ -25,7 +25,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
-from evaluators import (
+from evoforge.evaluators import (
     Availability,
     EvalResult,
     Evaluator,
@@ -38,11 +38,11 @@ from evaluators import (
     run_cascade,
     run_sandboxed,
 )
-from evaluators._sandbox_child import RESULT_FD
-from problems import import_spec
+from evoforge.evaluators.sandbox._child import RESULT_FD
+from evoforge.problems import import_spec
 
 if TYPE_CHECKING:
-    from problems import Problem, Stage
+    from evoforge.problems import Problem, Stage
 
 _TAIL = 4000
 # Runs in the fresh interpreter: the candidate with stdout captured, then the sandbox's result

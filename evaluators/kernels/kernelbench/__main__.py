@@ -1,0 +1,403 @@
+"""Runner of the ``triton`` and ``cuda`` evaluators: ``python -m
+evoforge.evaluators.kernels.kernelbench``.
+
+One JSON request on stdin (see :mod:`evoforge.evaluators.kernels.kernelbench._evaluator`), one JSON
+reply line on stdout. Processes, one fresh runner per candidate::
+
+    runner (trusted)   imports torch (never initialises CUDA) and the task file; draws hidden
+                       seeds; makes every trial's inputs and fingerprints them
+     ├── candidate     forked in the shared sandbox (candidate_job): ModelNew on each trial;
+     │                 on a GPU, timing against the task's Model; outputs as raw bytes
+     └── reference     forked after the candidate exited (reference_job, trusted code only):
+                       Model on the same inputs, float64 on the first trial, and (once per
+                       evaluator and device) the trusted eager vs torch.compile baseline
+    runner: compares (numpy), checks the timing, calls the spec's evaluate(metrics), replies.
+
+No reference value exists in any process until the candidate has exited, and none is ever
+sent to a candidate.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import sys
+import time
+from typing import Any
+
+from evoforge.evaluators.sandbox import (
+    Isolation,
+    Limits,
+    SandboxRun,
+    prepare,
+    read_request,
+    reply,
+    run_sandboxed,
+)
+
+NO_GPU_TIMING = "timing unavailable: no CUDA GPU (Triton interpreter checks correctness only)"
+_SANITY_TOLERANCE = 0.10  # reference timed against itself: more than 10 % apart is noise
+_BASELINE_DRIFT = 1.20  # the reference in the candidate's process vs in the trusted one
+
+
+def main() -> int:
+    request = read_request()
+    cuda = request["target"] == "cuda"
+    if not cuda:  # before torch or triton are imported
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+        if request["kind"] == "triton":
+            os.environ["TRITON_INTERPRET"] = "1"
+    isolation, notes = prepare(request.get("user"), request.get("network", "server"))
+    import torch
+
+    if not cuda and request["kind"] == "triton":
+        import triton.language  # noqa: F401 - imported once, shared by the forked candidate
+
+    from evoforge.evaluators.kernels.kernelbench._harness import (
+        Context,
+        digest,
+        load_task,
+        make_inputs,
+    )
+
+    start = time.perf_counter()
+    try:
+        task = load_task(request["task_path"])
+        init_seed = secrets.randbits(62)  # hidden: drawn here, per evaluation
+        torch.manual_seed(init_seed)
+        init_inputs = list(task.get_init_inputs())
+        function = "get_inputs"
+        if not cuda and hasattr(task, request.get("small_inputs") or ""):
+            function = request["small_inputs"]
+        trials = [
+            make_inputs(task, function, secrets.randbits(62), t)
+            for t in range(int(request["trials"]))
+        ]
+    except Exception as exc:
+        reply(_task_failed(request, f"{type(exc).__name__}: {exc}"))
+        return 0
+    if torch.cuda.is_initialized():  # a forked child could not use CUDA any more
+        reply(
+            _task_failed(
+                request,
+                "get_inputs() or get_init_inputs() used the GPU in the runner, which must not "
+                "initialise CUDA before it forks the candidate; return CPU tensors (the "
+                "evaluator moves them to the device)",
+            )
+        )
+        return 0
+    digests = [[digest(x) for x in inputs] for inputs in trials]
+    ctx = Context(
+        source=request["source"],
+        task=task,
+        kind=request["kind"],
+        cuda=cuda,
+        init_seed=init_seed,
+        init_inputs=init_inputs,
+        trials=trials,
+        timing=_timing_settings(request) if cuda else None,
+        atol=request.get("atol"),
+        rtol=request.get("rtol"),
+    )
+    input_mb = _nbytes(trials) / 2**20
+    answer = _evaluate(request, ctx, digests, isolation, input_mb)
+    metrics = answer.setdefault("metrics", {})
+    metrics["target"] = request["target"]
+    if not answer.get("build_only"):  # a compile-only build never sees its inputs
+        metrics.update(shapes=_shapes(trials), inputs=function)
+    answer.setdefault("timings", {})["runner_s"] = time.perf_counter() - start
+    answer["sandbox"] = notes
+    reply(answer)
+    return 0
+
+
+def _evaluate(
+    request: dict[str, Any],
+    ctx: Any,
+    digests: list[list[str]],
+    isolation: Isolation,
+    input_mb: float,
+) -> dict[str, Any]:
+    from evoforge.evaluators.kernels.kernelbench._harness import candidate_job
+
+    cuda = ctx.cuda
+    limits = Limits(
+        timeout_s=float(request["timeout_s"]),
+        memory_mb=None if cuda else request.get("memory_mb"),  # CUDA reserves huge VA ranges
+        result_mb=int(16 + 4 * input_mb),
+    )
+    run = run_sandboxed(lambda: candidate_job(ctx), limits, isolation)
+    timings = {
+        "candidate_s": run.eval_s,
+        "candidate_cpu_s": run.cpu_s,
+        "max_rss_mb": run.max_rss_mb,
+    }
+    header = run.header
+    artifacts = run.artifacts
+    if header.get("compiler_output"):
+        artifacts["compiler_output"] = str(header["compiler_output"])
+    if run.status.value != "ok":
+        return {"status": run.status.value, "artifacts": artifacts, "timings": timings}
+    if header.get("violation"):
+        artifacts["error"] = str(header["violation"])
+        return {"status": "sandbox_violation", "artifacts": artifacts, "timings": timings}
+    if header.get("rejected"):
+        artifacts["error"] = str(header["rejected"])
+        return {"status": "incorrect", "artifacts": artifacts, "timings": timings}
+    if header.get("build_only"):
+        note = str(header.get("note"))
+        artifacts["note"] = note
+        metrics = {"verdict": note, "compiled": True, "ran": False, "builds": header.get("builds")}
+        return {
+            "status": "ok",
+            "build_only": True,
+            "metrics": metrics,
+            "artifacts": artifacts,
+            "timings": timings,
+        }
+
+    # The candidate has exited: only now does any reference value come to exist.
+    from evoforge.evaluators.kernels.kernelbench._harness import reference_job
+
+    baseline = None
+    if cuda and not request.get("baseline"):
+        baseline = ctx.timing  # measure the trusted baseline once per evaluator and device
+    reference = run_sandboxed(
+        lambda: reference_job(ctx, precision=True, baseline=baseline),
+        Limits(
+            timeout_s=float(request.get("reference_timeout_s", 300)),
+            memory_mb=None if cuda else request.get("memory_mb"),
+            result_mb=int(16 + 12 * input_mb),
+        ),
+    )
+    timings["reference_s"] = reference.eval_s
+    if reference.status.value != "ok":
+        return {**_task_failed(request, _describe(reference)), "timings": timings}
+    answer = _judge(request, ctx, digests, run, reference)
+    answer["timings"] = timings
+    answer.setdefault("artifacts", {}).update(
+        {k: v for k, v in artifacts.items() if k not in ("error", "traceback")}
+    )
+    if baseline is not None and "baseline" in reference.header:
+        answer["baseline"] = reference.header["baseline"]
+    return answer
+
+
+def _judge(
+    request: dict[str, Any],
+    ctx: Any,
+    digests: list[list[str]],
+    run: SandboxRun,
+    reference: SandboxRun,
+) -> dict[str, Any]:
+    """Compare outputs, check inputs, precision and timing; then the spec's evaluate()."""
+    from evoforge.evaluators.kernels.kernelbench._compare import (
+        MalformedOutput,
+        compare_outputs,
+        decode,
+        precision_check,
+    )
+
+    got, want = run.header.get("trials"), reference.header.get("trials")
+    if not isinstance(got, list) or len(got) != len(ctx.trials):
+        return _violation("the candidate's result does not describe every trial (tampering)")
+    metrics: dict[str, Any] = {"trials": len(ctx.trials)}
+    for key in ("bounds_checked", "notes", "builds"):
+        if run.header.get(key):
+            metrics[key] = run.header[key]
+    worst = 0.0
+    try:
+        for t, (have, expected) in enumerate(zip(got, want, strict=True)):
+            after = have.get("input_digests")
+            if not isinstance(after, list) or len(after) != len(digests[t]):
+                return _violation(f"trial {t}: no fingerprint of the inputs after the call")
+            for i, (before, now) in enumerate(zip(digests[t], after, strict=True)):
+                if before != now:
+                    return _incorrect(
+                        f"trial {t}: forward() modified its input {i}; kernels must not write "
+                        "to their inputs (the reference would see different values)",
+                        metrics,
+                    )
+            why, error = compare_outputs(
+                t,
+                expected["outputs"],
+                reference.payload,
+                have["outputs"],
+                run.payload,
+                atol=request.get("atol"),
+                rtol=request.get("rtol"),
+            )
+            if why:
+                if math.isfinite(error):
+                    metrics["max_abs_error"] = error
+                return _incorrect(why, metrics)
+            worst = max(worst, error)
+        metrics["max_abs_error"] = worst
+        float64 = reference.header.get("float64") or {}
+        if "outputs" in float64:
+            for index, meta in enumerate(float64["outputs"]):
+                dtype = str(want[0]["outputs"][index]["dtype"])
+                if not dtype.startswith(("float", "bfloat")):
+                    continue
+                why, measured = precision_check(
+                    decode(want[0]["outputs"][index], reference.payload),
+                    decode(meta, reference.payload),
+                    decode(got[0]["outputs"][index], run.payload),
+                    dtype,
+                    request.get("precision_floor"),
+                )
+                metrics.update(measured)
+                if why:
+                    return _incorrect(f"trial 0, output {index}: {why}", metrics)
+        else:
+            metrics["precision_check"] = float64.get("unavailable", "not run")
+    except (MalformedOutput, KeyError, TypeError, ValueError) as exc:
+        return _violation(f"the candidate's result is malformed ({exc}) (tampering)")
+
+    artifacts: dict[str, str] = {}
+    if ctx.cuda:
+        try:
+            why = _timing_metrics(request, ctx, run, reference, metrics, artifacts)
+        except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+            return _violation(f"the candidate's timing record is malformed ({exc!r})")
+        if why:
+            return {**_incorrect(why, metrics), "artifacts": {**artifacts, "error": why}}
+    else:
+        metrics["timing"] = NO_GPU_TIMING
+    metrics["correct"] = True
+    return _score(request, metrics, artifacts)
+
+
+def _timing_metrics(
+    request: dict[str, Any],
+    ctx: Any,
+    run: SandboxRun,
+    reference: SandboxRun,
+    metrics: dict[str, Any],
+    artifacts: dict[str, str],
+) -> str:
+    """Speedups from the candidate's interleaved timing, cross-checked with the trusted
+    baseline; returns why the timing is impossible, or ""."""
+    timing = run.header.get("timing") or {}
+    baseline = request.get("baseline") or reference.header.get("baseline") or {}
+    if "error" in baseline:
+        return str(baseline["error"])
+    cand = float(timing["candidate"]["median_ms"])
+    ref = float(timing["reference"]["median_ms"])
+    trusted_eager = float(baseline["eager"]["median_ms"])
+    trusted_compile = float(baseline["compile"]["median_ms"])
+    speedup = ref / cand
+    notes = []
+    if ref > _BASELINE_DRIFT * trusted_eager:
+        notes.append(
+            f"the reference ran {ref / trusted_eager:.2f}x slower in the candidate's process "
+            f"than in the trusted one ({ref:.4f} vs {trusted_eager:.4f} ms): the speedup "
+            "uses the trusted time"
+        )
+        speedup = min(speedup, trusted_eager / cand)
+    sanity = float(timing.get("reference_vs_itself", 1.0))
+    if abs(math.log(sanity)) > math.log1p(_SANITY_TOLERANCE):
+        notes.append(f"timing unstable: the reference timed against itself gave {sanity:.3f}")
+    moved = _nbytes([ctx.trials[0]]) + sum(
+        o["nbytes"] for o in reference.header["trials"][0]["outputs"]
+    )
+    floor_ms = moved / (float(request.get("peak_bandwidth_gbs", 10000.0)) * 1e9) * 1e3
+    if cand < floor_ms:
+        return (
+            f"the kernel's measured time {cand * 1e3:.2f} us is below the {floor_ms * 1e3:.2f} us "
+            f"it takes to read its inputs and write its outputs ({moved / 2**20:.1f} MiB) at "
+            f"{request.get('peak_bandwidth_gbs', 10000)} GB/s: the measurement was faked"
+        )
+    metrics.update(
+        speedup_vs_eager=speedup,
+        speedup_vs_compile=speedup * trusted_compile / trusted_eager,
+        time_ms=cand,
+        time_iqr_ms=float(timing["candidate"]["iqr_ms"]),
+        time_cv=float(timing["candidate"]["cv"]),
+        reference_time_ms=ref,
+        trusted_eager_ms=trusted_eager,
+        trusted_compile_ms=trusted_compile,
+        reference_vs_itself=sanity,
+        timing_samples=int(timing["candidate"]["n"]),
+        timed_device=str(timing.get("device_name", "")),
+    )
+    limit = float(request.get("suspicious_speedup", 10.0))
+    metrics["suspicious"] = speedup > limit
+    if speedup > limit:
+        notes.append(
+            f"speedup {speedup:.1f}x over eager exceeds {limit:g}x: suspicious; check that "
+            "the kernel does all the work"
+        )
+    if notes:
+        artifacts["timing_notes"] = "; ".join(notes)
+        metrics["timing_notes"] = notes
+    return ""
+
+
+def _score(request: dict[str, Any], metrics: dict[str, Any], artifacts: dict[str, str]) -> dict:
+    """The spec's ``evaluate(metrics)`` (imported only now, after the candidate exited)."""
+    from pathlib import Path
+
+    from evoforge.problems import import_spec
+
+    try:
+        evaluate = import_spec(Path(request["spec_path"])).evaluate
+        scored = evaluate(dict(metrics))
+        if not isinstance(scored, dict):
+            raise TypeError(f"it returned a {type(scored).__name__}, not a dict of metrics")
+    except Exception as exc:
+        artifacts["error"] = f"the problem's evaluate(metrics) failed: {type(exc).__name__}: {exc}"
+        return {"status": "incorrect", "metrics": metrics, "artifacts": artifacts}
+    return {"status": "ok", "metrics": scored, "artifacts": artifacts}
+
+
+def _incorrect(why: str, metrics: dict[str, Any]) -> dict[str, Any]:
+    return {"status": "incorrect", "metrics": metrics, "artifacts": {"error": why}}
+
+
+def _violation(why: str) -> dict[str, Any]:
+    return {"status": "sandbox_violation", "artifacts": {"error": why}}
+
+
+def _task_failed(request: dict[str, Any], why: str) -> dict[str, Any]:
+    return {
+        "status": "crashed",
+        "task_failed": True,
+        "artifacts": {
+            "error": f"the task's reference ({request['task_path']}) failed, not the candidate: "
+            f"{why}"
+        },
+    }
+
+
+def _describe(run: SandboxRun) -> str:
+    text = run.error or run.status.value
+    if run.header.get("traceback"):
+        text += "\n" + str(run.header["traceback"])[-1500:]
+    elif run.stderr_tail:
+        text += "\n" + run.stderr_tail[-1500:]
+    return text
+
+
+def _timing_settings(request: dict[str, Any]) -> Any:
+    from evoforge.evaluators.kernels.kernelbench._timing import TimingSettings
+
+    return TimingSettings(**(request.get("timing") or {}))
+
+
+def _nbytes(trials: list[list[Any]]) -> int:
+    return sum(
+        x.numel() * x.element_size() for inputs in trials for x in inputs if hasattr(x, "numel")
+    )
+
+
+def _shapes(trials: list[list[Any]]) -> list[str]:
+    return [
+        ", ".join("x".join(map(str, x.shape)) if hasattr(x, "shape") else repr(x) for x in inputs)
+        for inputs in trials
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""What runs inside the forked candidate before its job: session, pipes, mounts, user, rlimits."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from evoforge.evaluators.sandbox._caps import drop_capabilities
+from evoforge.evaluators.sandbox._fs import FilesystemPlan, apply_filesystem
+from evoforge.evaluators.sandbox._host import PR_SET_PDEATHSIG, enter_network_namespace, prctl
+from evoforge.evaluators.sandbox._protocol import write_all
+
+if TYPE_CHECKING:
+    from evoforge.evaluators.sandbox._run import Isolation, Job, Limits
+
+RESULT_FD = 3
+"""The descriptor the child writes its result to (0-2 are stdin/stdout/stderr)."""
+
+_MAXFD = 1 << 20
+
+
+def _child(
+    job: Job,
+    isolation: Isolation,
+    containment: Containment,
+    env: dict[str, str],
+    server_pid: int,
+    use_pidfd: bool,
+    go_r: int,
+    result_w: int,
+    out_w: int,
+    err_w: int,
+) -> NoReturn:
+    """Set up containment, wait for the request, run the job, write the result, ``_exit``.
+
+    Everything that does not depend on the request (session, descriptors, mount namespace,
+    network, user, capabilities) happens before it arrives, off the latency path when the
+    child was forked ahead. A containment step that fails is reported as the run's result and
+    the job is not run: never a candidate with less isolation than the server announced.
+
+    Never returns: nothing of the server (its loop, atexit handlers, finally blocks) may run
+    in the child. Kept lean: each Python object touched here costs a copy-on-write fault.
+    """
+    header: dict[str, Any] = {"status": "runtime_error", "error": "sandbox set-up failed"}
+    payload = b""
+    try:
+        os.setsid()
+        # 0-2 are open in the server, so the pipes are >= 3: fill 0-2 first, then 3. The
+        # request arrives on stdin, which becomes /dev/null once it is read.
+        os.dup2(go_r, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        os.dup2(result_w, RESULT_FD)
+        os.closerange(RESULT_FD + 1, _MAXFD)
+        if not use_pidfd:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        failed = _contain(isolation, containment)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after the user switch, which clears it
+        if os.getppid() != server_pid:
+            os._exit(70)  # the server died before PDEATHSIG was armed
+        chunks = []
+        while chunk := os.read(0, 65536):
+            chunks.append(chunk)
+        if not chunks:
+            os._exit(0)  # dismissed unused
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        if failed:
+            header = {"status": "runtime_error", "error": f"sandbox set-up failed: {failed}"}
+        else:
+            rlimits, _, request = b"".join(chunks).partition(b"\n")
+            for which, soft, hard in json.loads(rlimits):
+                resource.setrlimit(which, (soft, hard))
+            if env:
+                os.environ.update(env)
+                tempfile.tempdir = env.get("TMPDIR", tempfile.tempdir)
+            header, payload = job(request)
+    except MemoryError:
+        header = {"status": "memory_limit", "error": "ran out of memory (address-space limit)"}
+    except BaseException as exc:  # the job catches its own errors; this is the set-up failing
+        header = {"status": "runtime_error", "error": f"sandbox set-up failed: {exc!r}"}
+    finally:
+        try:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(BaseException):
+                    stream.flush()
+            write_all(RESULT_FD, json.dumps(header).encode() + b"\n" + payload)
+        except BaseException:
+            pass
+        os._exit(0)
+
+
+@dataclass(frozen=True)
+class Containment:
+    """What a child does before its request, computed once by the server (see ``Sandbox``)."""
+
+    workdir: str
+    filesystem: FilesystemPlan
+
+
+def _contain(isolation: Isolation, containment: Containment) -> str:
+    """Mount namespace, workdir, network, user, capabilities; "" or what failed."""
+    try:
+        apply_filesystem(containment.filesystem)
+        os.chdir(containment.workdir)  # after the mounts: the cwd must be the writable bind
+        if isolation.new_network and not enter_network_namespace():
+            raise OSError("unshare(CLONE_NEWNET) was refused")
+        if isolation.user is not None:
+            _drop_privileges(*isolation.user)
+        drop_capabilities()  # last: the steps above need them
+    except OSError as exc:
+        return str(exc)
+    return ""
+
+
+def _rlimits(limits: Limits, isolation: Isolation) -> list[tuple[int, int, int]]:
+    """The child's rlimits, computed in the server (the child only calls ``setrlimit``)."""
+    mib = 2**20
+    wanted = [
+        (resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1),
+        (resource.RLIMIT_FSIZE, limits.file_size_mb * mib, None),
+        (resource.RLIMIT_CORE, 0, None),
+    ]
+    if limits.memory_mb is not None:
+        wanted.append((resource.RLIMIT_AS, limits.memory_mb * mib, None))
+    if isolation.user is not None and hasattr(resource, "RLIMIT_NPROC"):
+        wanted.append((resource.RLIMIT_NPROC, limits.max_procs, None))  # counts all of the uid
+    result = []
+    for which, soft, hard in wanted:
+        hard = soft if hard is None else hard
+        _, current = resource.getrlimit(which)  # only root could raise the hard limit
+        if current != resource.RLIM_INFINITY:
+            soft, hard = min(soft, current), min(hard, current)
+        result.append((which, soft, hard))
+    return result
+
+
+def _drop_privileges(uid: int, gid: int) -> None:
+    os.setgroups([])
+    if hasattr(os, "setresgid"):
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+    else:
+        os.setgid(gid)
+        os.setuid(uid)

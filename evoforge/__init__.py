@@ -1,0 +1,1 @@
+"""evoforge placeholder (filled in below)."""

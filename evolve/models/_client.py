@@ -1,0 +1,208 @@
+"""The model client: every model, the offline one included, is called through litellm.
+
+:func:`complete` makes one call through :func:`evoforge.evolve.models._retry.call_with_retries`
+(litellm and the provider SDKs never retry by themselves), reads the key from the spec's
+``api_key_env``, and accounts tokens and cost (None when unknown, never 0). Importing this module
+does not import litellm (seconds); :func:`prepare` does, off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from evoforge.evolve.models._pool import ModelSpec, ModelSpecError
+from evoforge.evolve.models._redact import install_log_redaction, redact
+from evoforge.evolve.models._retry import (
+    Attempt,
+    EmptyAnswer,
+    ModelError,
+    RetryPolicy,
+    call_with_retries,
+)
+from evoforge.plugins import model_providers
+
+__all__ = [
+    "DEFAULT_POLICY",
+    "Completion",
+    "ModelError",
+    "complete",
+    "prepare",
+    "register_custom_provider",
+]
+
+DEFAULT_POLICY = RetryPolicy()
+
+_ready_prefixes: set[str] = set()
+_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model answer with its accounting.
+
+    Attributes:
+        text: the answer (never empty: an empty one raises ``ModelError(kind="empty")``).
+        model: the model string that answered.
+        latency_s: seconds the successful attempt took.
+        prompt_tokens, completion_tokens: None when the provider did not report usage.
+        cost_usd: None when the price is unknown (never 0 for unknown).
+        attempts: the failed attempts before this answer, oldest first (empty: first try).
+    """
+
+    text: str
+    model: str
+    latency_s: float
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    attempts: tuple[Attempt, ...] = ()
+
+
+def _litellm() -> Any:
+    # litellm fetches a price map at import unless told to use its bundled copy.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    if not litellm.suppress_debug_info:  # first call: quiet litellm's own output once
+        litellm.suppress_debug_info = True
+        # litellm routes its records below WARNING to stdout through handlers of its own;
+        # stdout holds results only, so its records go through evoforge's (stderr) logging.
+        for name in _LITELLM_LOGGERS:
+            logging.getLogger(name).handlers.clear()
+            logging.getLogger(name).propagate = True
+    return litellm
+
+
+def register_custom_provider(prefix: str, handler: Any) -> None:
+    """Route ``prefix/<model>`` to ``handler`` (a ``litellm.CustomLLM``), replacing any earlier
+    handler for that prefix. Model-provider plugins call this from their set-up."""
+    litellm = _litellm()
+    litellm.custom_provider_map = [
+        entry for entry in litellm.custom_provider_map if entry.get("provider") != prefix
+    ] + [{"provider": prefix, "custom_handler": handler}]
+    litellm.utils.custom_llm_setup()  # known to get_llm_provider() before the first call
+
+
+def prepare(model: str) -> None:
+    """Run the set-up of the plugin that provides ``model``'s prefix (once per prefix), and
+    redact keys from the log records of evoforge, litellm and its HTTP clients."""
+    prefix = model.split("/", 1)[0]
+    if prefix in _ready_prefixes:
+        return
+    _litellm()
+    install_log_redaction()  # after the import, so that litellm's own loggers exist
+    setup = model_providers().get(prefix)
+    if setup is not None:
+        setup()
+    _ready_prefixes.add(prefix)
+
+
+async def complete(
+    spec: ModelSpec | str,
+    messages: list[dict[str, str]],
+    *,
+    seed: int,
+    temperature: float = 0.7,
+    max_tokens: int = 4096,
+    api_base: str | None = None,
+    policy: RetryPolicy = DEFAULT_POLICY,
+    rng: np.random.Generator | None = None,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+) -> Completion:
+    """Ask a model for one answer, retrying transient failures.
+
+    Args:
+        spec: the model (a model string is read with :meth:`ModelSpec.from_value`).
+        messages: chat messages.
+        seed: passed to the model (providers that support it sample reproducibly).
+        temperature, max_tokens, api_base: the run's settings, used where ``spec`` leaves
+            its own unset.
+        policy: attempts and waits between them; litellm itself never retries.
+        rng: draws the backoff jitter; None: a generator seeded with ``seed``.
+        sleep: awaited for each wait (tests record waits instead of sleeping).
+
+    Raises:
+        ModelError: the call failed: not retryable, or out of attempts. ``kind`` and
+            ``attempts`` say how; the message is redacted.
+    """
+    spec = ModelSpec.from_value(spec)
+    litellm = _litellm()
+    prepare(spec.model)
+    try:
+        api_key = spec.read_api_key()
+    except ModelSpecError as exc:
+        attempt = Attempt("auth", redact(str(exc)), 0.0)
+        raise ModelError(str(exc), kind="auth", attempts=(attempt,)) from None
+    kwargs: dict[str, Any] = dict(
+        model=spec.model,
+        messages=messages,
+        seed=seed,
+        temperature=temperature if spec.temperature is None else spec.temperature,
+        max_tokens=max_tokens if spec.max_tokens is None else spec.max_tokens,
+        api_base=spec.api_base or api_base,
+        timeout=spec.timeout_s,
+        num_retries=0,  # retries are ours: one policy, every attempt recorded
+        max_retries=0,  # nor may the provider's SDK retry behind our back
+    )
+    if api_key is not None:
+        kwargs["api_key"] = api_key
+    latency = 0.0
+
+    async def attempt() -> Any:
+        nonlocal latency
+        started = time.perf_counter()
+        try:
+            response = await litellm.acompletion(**kwargs)
+        finally:
+            latency = time.perf_counter() - started
+        if not (response.choices[0].message.content or "").strip():
+            raise EmptyAnswer(f"{spec.model} answered with no text")
+        return response
+
+    response, attempts = await call_with_retries(
+        attempt,
+        policy,
+        np.random.default_rng(seed) if rng is None else rng,
+        sleep=sleep,
+        what=spec.model,
+    )
+    prompt_tokens, completion_tokens = _usage(response)
+    return Completion(
+        text=response.choices[0].message.content,
+        model=spec.model,
+        latency_s=latency,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost_usd=_cost(litellm, response) if prompt_tokens is not None else None,
+        attempts=attempts,
+    )
+
+
+def _usage(response: Any) -> tuple[int | None, int | None]:
+    """Prompt and completion tokens; None when the provider reported no usage.
+
+    litellm fills in ``Usage(0, 0, 0)`` when the reply had none; a real answer to a real
+    prompt is never zero tokens, so all-zero means "not reported".
+    """
+    usage = getattr(response, "usage", None)
+    prompt = getattr(usage, "prompt_tokens", None)
+    completion = getattr(usage, "completion_tokens", None)
+    if not prompt and not completion:
+        return None, None
+    return prompt, completion
+
+
+def _cost(litellm: Any, response: Any) -> float | None:
+    """USD from litellm's local price map; plugins price their own models (offline: 0)."""
+    try:
+        return float(litellm.completion_cost(completion_response=response))
+    except Exception:  # unknown model in the price map: unknown cost, not zero
+        return None

@@ -1,0 +1,52 @@
+"""Prompts: what a candidate asks the model for, and from what.
+
+:func:`gather_context` collects what a prompt is built from (the parent and its feedback, a
+second parent, the run's best, recent failures of the lineage); :class:`OptimizationMemory`
+digests the run's history; :func:`choose_mode` and :func:`pick_repair` pick the edit mode;
+:func:`build_messages` renders the chat messages from templates a problem may override.
+"""
+
+from evoforge.evolve.prompts._build import (
+    CURRENT_PROGRAM_HEADING,
+    INSPIRATION_HEADING,
+    PLACEHOLDERS,
+    SECOND_PARENT_HEADING,
+    TEMPLATE_NAMES,
+    PromptConfig,
+    PromptTemplateError,
+    build_messages,
+    load_templates,
+)
+from evoforge.evolve.prompts._context import (
+    FailedAttempt,
+    PromptContext,
+    gather_context,
+    short_diff,
+)
+from evoforge.evolve.prompts._memory import OptimizationMemory, failure_reason
+from evoforge.evolve.prompts._modes import Mode, ModeConfig, choose_mode, pick_repair
+
+__all__ = [
+    # what a prompt is built from
+    "FailedAttempt",
+    "PromptContext",
+    "gather_context",
+    "short_diff",
+    "OptimizationMemory",
+    "failure_reason",
+    # edit modes
+    "Mode",
+    "ModeConfig",
+    "choose_mode",
+    "pick_repair",
+    # rendering
+    "CURRENT_PROGRAM_HEADING",
+    "INSPIRATION_HEADING",
+    "PLACEHOLDERS",
+    "SECOND_PARENT_HEADING",
+    "TEMPLATE_NAMES",
+    "PromptConfig",
+    "PromptTemplateError",
+    "build_messages",
+    "load_templates",
+]

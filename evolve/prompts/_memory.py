@@ -1,0 +1,249 @@
+"""Optimization memory: a short digest of what has worked and what has failed in a run.
+
+The digest goes into every prompt (until the size limit drops it first), so the model learns
+from the run's history and not only from the programs in front of it: the largest improvements
+over a parent with the change that made them, which edit kinds and models produce
+improvements, and the most common failure reasons.
+
+It is recomputed every ``refresh_every`` evaluations and cached in between. The work is
+incremental: each refresh reads only the attempts stored since the last one (by insertion
+order), so its cost does not grow with the run. The digest of refresh ``k`` covers exactly the
+attempts up to the one that made ``k * refresh_every`` evaluations, so it is a pure function
+of the archive: a fresh :class:`OptimizationMemory` (after a resume, even one far past the
+last refresh) writes the same digest as one that followed the whole run, and a reproducible
+run stays reproducible across resumes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from evoforge._validation import ConfigError
+from evoforge.archive import ArchiveError, Status, attempt_outcomes
+
+if TYPE_CHECKING:
+    from evoforge.archive import Archive, AttemptOutcome
+    from evoforge.problems import Problem
+
+_TOP_IMPROVEMENTS = 3  # changes shown with their diff
+_TOP_FAILURES = 5  # failure reasons listed
+_REASON_CHARS = 100
+_PAGE = 2048  # attempts read per query
+_DIGITS = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+@dataclass
+class _Tally:
+    attempts: int = 0
+    ok: int = 0
+    improved: int = 0
+
+    def text(self) -> str:
+        return f"{self.improved} improved on their parent, {self.ok} ok, {self.attempts} attempts"
+
+
+@dataclass
+class _State:
+    """What the attempts read so far add up to (one run)."""
+
+    run_id: str
+    last_rowid: int = 0
+    attempts: int = 0
+    evaluated: int = 0
+    kinds: dict[str, _Tally] = field(default_factory=dict)
+    models: dict[str, _Tally] = field(default_factory=dict)
+    failures: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # (gain, -seq, id, parent score, score, edit kind, model): the largest gains, best first;
+    # equal gains keep the earliest
+    best: list[tuple[float, int, str, float, float, str, str]] = field(default_factory=list)
+
+    def add(self, outcome: AttemptOutcome) -> None:
+        self.last_rowid = outcome.rowid
+        self.attempts += 1
+        self.evaluated += outcome.status.evaluated
+        if outcome.edit_kind == "seed":
+            return
+        improved = (
+            outcome.score is not None
+            and outcome.parent_score is not None
+            and outcome.score > outcome.parent_score
+        )
+        model = outcome.model or "unknown model"
+        for tallies, key in ((self.kinds, outcome.edit_kind), (self.models, model)):
+            tally = tallies.setdefault(key, _Tally())
+            tally.attempts += 1
+            tally.ok += outcome.status is Status.OK
+            tally.improved += improved
+        if outcome.status is not Status.OK:
+            self.failures[(str(outcome.status), failure_reason(outcome.error))] += 1
+        if improved:
+            assert outcome.score is not None and outcome.parent_score is not None
+            gain = outcome.score - outcome.parent_score
+            entry = (
+                gain, -outcome.seq, outcome.id, outcome.parent_score, outcome.score,
+                outcome.edit_kind, model,
+            )  # fmt: skip
+            self.best.append(entry)
+            self.best.sort(reverse=True)
+            del self.best[_TOP_IMPROVEMENTS:]
+
+
+def failure_reason(error: str | None) -> str:
+    """A failure's error reduced to its kind: first line, before any ``;``, numbers as ``N``
+    and quoted text as ``'…'``, so the same mistake at different places counts once."""
+    if not error or not error.strip():
+        return "no error message"
+    line = error.strip().split("\n", 1)[0].split(";", 1)[0]
+    line = _DIGITS.sub("N", _QUOTED.sub("'…'", line)).strip()
+    return line[:_REASON_CHARS]
+
+
+class OptimizationMemory:
+    """The digest of one run, refreshed every ``refresh_every`` evaluations.
+
+    Args:
+        refresh_every: evaluations between refreshes; the digest is empty before the first.
+        max_chars: the digest's length limit (diffs are trimmed, then dropped, to fit).
+
+    Example::
+
+        memory = OptimizationMemory()
+        text = memory.digest(archive, run.id, problem, snapshot.evaluations)
+    """
+
+    def __init__(self, refresh_every: int = 50, max_chars: int = 2000) -> None:
+        if not (isinstance(refresh_every, int) and refresh_every >= 1):
+            raise ConfigError(
+                f"memory refresh_every = {refresh_every!r}: expected a whole number of "
+                "evaluations >= 1"
+            )
+        if not (isinstance(max_chars, int) and max_chars >= 200):
+            raise ConfigError(
+                f"memory max_chars = {max_chars!r}: expected at least 200 characters; to "
+                "go without memory, leave the digest out of the prompt context"
+            )
+        self.refresh_every, self.max_chars = refresh_every, max_chars
+        self._state: _State | None = None
+        self._epoch = -1
+        self._text = ""
+
+    def digest(self, archive: Archive, run_id: str, problem: Problem, evaluations: int) -> str:
+        """The digest for a run that has spent ``evaluations`` evaluations.
+
+        Recomputed when ``evaluations`` reaches a new multiple of ``refresh_every`` (or the run
+        changes), otherwise the cached text; ``""`` before ``refresh_every`` evaluations.
+        """
+        epoch = evaluations // self.refresh_every
+        if epoch == 0:
+            return ""
+        state = self._state
+        if state is None or state.run_id != run_id:
+            state, self._epoch = _State(run_id), -1
+        if epoch != self._epoch:
+            target = epoch * self.refresh_every
+            _read_until(archive, state, target)
+            self._state, self._epoch = state, epoch
+            self._text = self._render(archive, problem, state, target)
+        return self._text
+
+    def _render(self, archive: Archive, problem: Problem, state: _State, evaluations: int) -> str:
+        primary = problem.primary
+        head = [f"After {evaluations} evaluations ({state.attempts} attempts):"]
+        if state.kinds:
+            head.append(
+                "By edit kind: " + "; ".join(f"{k}: {t.text()}" for k, t in _ranked(state.kinds))
+            )
+        if len(state.models) > 1:
+            head.append(
+                "By model: " + "; ".join(f"{m}: {t.text()}" for m, t in _ranked(state.models))
+            )
+        if state.failures:
+            common = sorted(state.failures.items(), key=lambda item: (-item[1], item[0]))
+            head.append("Most common failures:")
+            head += [
+                f"- {status} x{count}: {reason}"
+                for (status, reason), count in common[:_TOP_FAILURES]
+            ]
+        if state.best:
+            head.append(
+                f"Largest improvements of {primary.name} ({primary.direction}) over the parent:"
+            )
+        text = "\n".join(head)
+        if len(text) > self.max_chars:
+            return text[: self.max_chars - 1] + "…"
+        changes = []
+        for rank, (_, neg_seq, pid, before, after, kind, model) in enumerate(state.best, 1):
+            changes.append(
+                (
+                    f"{rank}. seq {-neg_seq} ({kind}, {model}): {primary.name} "
+                    f"{primary.oriented(before):.6g} -> {primary.oriented(after):.6g}",
+                    _diff(archive, state.run_id, pid),
+                )
+            )
+        return _fit(text, changes, self.max_chars)
+
+
+def _read_until(archive: Archive, state: _State, evaluations: int) -> None:
+    """Add the attempts stored up to the one that made ``evaluations`` evaluations.
+
+    Attempts after it are left for the next refresh: when a run is resumed, or its memory is
+    rebuilt at any later point, each refresh sees exactly the attempts an uninterrupted run's
+    memory saw at that refresh, so prompts (and a reproducible run) replay exactly.
+    """
+    while state.evaluated < evaluations:
+        page = attempt_outcomes(archive, state.run_id, after_rowid=state.last_rowid, limit=_PAGE)
+        for outcome in page:
+            state.add(outcome)
+            if state.evaluated >= evaluations:
+                return
+        if len(page) < _PAGE:
+            return  # fewer evaluated attempts stored than counted: take what there is
+
+
+def _ranked(tallies: dict[str, _Tally]) -> list[tuple[str, _Tally]]:
+    return sorted(tallies.items(), key=lambda item: (-item[1].improved, -item[1].attempts, item[0]))
+
+
+def _diff(archive: Archive, run_id: str, program_id: str) -> str:
+    try:
+        diff = archive.diff(run_id, program_id)
+    except ArchiveError:
+        return ""
+    return "".join(diff.splitlines(keepends=True)[2:])  # without the ---/+++ file header
+
+
+def _fit(text: str, changes: list[tuple[str, str]], max_chars: int) -> str:
+    """Add each change's line and as much of its diff as the remaining room allows."""
+    lines = [line for line, _ in changes]
+    room = max_chars - len(text) - sum(len(line) + 1 for line in lines)
+    if room < 0:  # not even every change's line fits: as many lines as do, no diffs
+        for line in lines:
+            if len(text) + len(line) + 1 > max_chars:
+                break
+            text += "\n" + line
+        return text
+    share = room // max(1, len(changes))
+    out = [text]
+    for line, diff in changes:
+        out.append(line)
+        fence_cost = len("```diff\n\n```") + 1
+        if diff and share > fence_cost + 40:
+            body = diff if len(diff) <= share - fence_cost else _cut(diff, share - fence_cost)
+            out.append(f"```diff\n{body.rstrip()}\n```")
+    return "\n".join(out)
+
+
+def _cut(diff: str, chars: int) -> str:
+    """Whole lines of ``diff`` within ``chars``, ending with a marker saying more was cut."""
+    marker = "… (diff cut)\n"
+    kept, used = [], len(marker)
+    for line in diff.splitlines(keepends=True):
+        if used + len(line) > chars:
+            break
+        kept.append(line)
+        used += len(line)
+    return "".join(kept) + marker

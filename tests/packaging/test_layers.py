@@ -1,0 +1,126 @@
+"""The design's layering, checked on the source: lower packages never import higher ones, and no
+package reaches into another's private modules.
+
+Layers, lowest first: plugins, problems, archive, evaluators, islands, evolve; the ``evoforge``
+package itself is the public API on top (its private modules, such as ``evoforge._validation``,
+are shared helpers below every layer). Imports inside ``if TYPE_CHECKING:`` only name types
+for annotations and do not count.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYERS = ("plugins", "problems", "archive", "evaluators", "islands", "evolve")
+
+
+def _modules() -> list[tuple[str, Path]]:
+    found = []
+    for package in (*LAYERS, "evoforge"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "builtin" in path.relative_to(ROOT).parts:  # problem folders: data, not code
+                continue
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            if package != "evoforge":
+                parts.insert(0, "evoforge")
+            found.append((".".join(parts), path))
+    return found
+
+
+def _runtime_imports(tree: ast.Module, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """``(line, imported module)`` for every import that runs (not under TYPE_CHECKING)."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(child) for stmt in node.body for child in ast.walk(stmt))
+    package = module if is_package else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            if base == "evoforge":  # `from evoforge import plugins`: the subpackage, not the API
+                found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+                continue
+            found.append((node.lineno, base))
+            # `from evoforge.archive import _json` imports the module evoforge.archive._json
+            found += [(node.lineno, f"{base}.{a.name}") for a in node.names if a.name[0] == "_"]
+    return [(line, name) for line, name in found if name.split(".")[0] == "evoforge"]
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] not in LAYERS:
+        # the API package (top) or its private helpers (bottom)
+        helper = len(parts) > 1 and parts[1].startswith("_") and not parts[1].startswith("__")
+        return -1 if helper else len(LAYERS)
+    return LAYERS.index(parts[1])
+
+
+def _private_owner(imported: str) -> str | None:
+    """The package a private module belongs to (``evoforge.archive`` for
+    ``evoforge.archive._json``); None for a public module."""
+    parts = imported.split(".")
+    for index, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:index])
+    return None
+
+
+def _violations() -> list[str]:
+    problems = []
+    for module, path in _modules():
+        tree = ast.parse(path.read_text(), str(path))
+        for line, imported in _runtime_imports(tree, module, path.name == "__init__.py"):
+            where = f"{path.relative_to(ROOT)}:{line}"
+            if _layer(imported) > _layer(module):
+                problems.append(f"{where}: {module} (a lower layer) imports {imported}")
+            owner = _private_owner(imported)
+            if owner and owner != "evoforge" and not module.startswith(owner + "."):
+                if module != owner:
+                    problems.append(
+                        f"{where}: {module} imports {imported}, a private module of {owner}; "
+                        f"export what it needs from {owner}"
+                    )
+    return problems
+
+
+def test_packages_import_only_lower_layers_and_public_names() -> None:
+    problems = _violations()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("module", "imported", "expected"),
+    [
+        ("evoforge.archive._grids", "evoforge.evaluators", True),  # lower imports higher
+        ("evoforge.evolve._session", "evoforge.archive", False),
+        ("evoforge.evolve._session", "evoforge.archive._json", True),  # another's private
+        ("evoforge.archive._archive", "evoforge.archive._json", False),  # its own
+        ("evoforge.archive._grids", "evoforge._validation", False),  # shared helper
+    ],
+    ids=[
+        "lower-imports-higher",
+        "higher-imports-lower",
+        "private-of-other",
+        "own-private",
+        "helper",
+    ],
+)
+def test_the_check_itself(module: str, imported: str, expected: bool) -> None:
+    owner = _private_owner(imported)
+    private = bool(owner) and owner != "evoforge" and not module.startswith(owner + ".")
+    assert (_layer(imported) > _layer(module) or private) is expected
