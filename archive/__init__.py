@@ -6,7 +6,7 @@
 :meth:`Archive.pareto_front`, :meth:`Archive.lineage` and :meth:`Archive.diff`.
 """
 
-from evoforge.archive._archive import Archive
+from evoforge.archive._archive import DB_ENV, DEFAULT_DB, Archive, default_db
 from evoforge.archive._errors import ArchiveError
 from evoforge.archive._feedback import (
     REPAIRABLE,
@@ -28,7 +28,10 @@ from evoforge.archive._status import AddStatus
 
 __all__ = [
     # the archive
+    "DB_ENV",
+    "DEFAULT_DB",
     "Archive",
+    "default_db",
     "ArchiveError",
     "migrations",
     # programs and what happened to them

@@ -36,6 +36,17 @@ _LLM_STATUSES = ("ok", "error", "retry")
 _PAGE = 512  # rows per query when iterating, so no read statement stays open between pages
 
 
+DEFAULT_DB = "evoforge.db"
+"""The archive file when none is named (the CLI's ``--db``, the API's ``db``)."""
+DB_ENV = "EVOFORGE_DB"
+"""Environment variable naming the archive file when none is named explicitly."""
+
+
+def default_db() -> Path:
+    """``$EVOFORGE_DB``, else ``evoforge.db`` in the working directory."""
+    return Path(os.environ.get(DB_ENV) or DEFAULT_DB)
+
+
 class Archive(Runs, Grids):
     """The single source of truth of evoforge: an SQLite file in WAL mode.
 

@@ -12,7 +12,13 @@ from typing import Any
 
 
 class Status(enum.StrEnum):
-    """What happened to a candidate. Stored verbatim in the archive's ``status`` column."""
+    """What happened to a candidate. Stored verbatim in the archive's ``status`` column.
+
+    Example::
+
+        failed = [p for p in archive.programs(run_id) if p.status is not Status.OK]
+        archive.count_programs(run_id, Status.TIMEOUT)
+    """
 
     OK = "ok"
     INCORRECT = "incorrect"  # ran, but its output failed the problem's correctness check

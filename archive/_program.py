@@ -61,6 +61,13 @@ class Program:
         inspiration_ids: ids of the other programs shown to the model.
         model: the model that wrote the edit.
         created_at: Unix time it was recorded.
+
+    Example::
+
+        with evoforge.open_archive("runs.db") as archive:
+            run = archive.latest_run()
+            for program in archive.top(run.id, k=3):
+                print(program.seq, program.score, program.objectives, program.model)
     """
 
     run_id: str

@@ -40,6 +40,12 @@ class RunInfo:
         tokens_in: prompt tokens over all LLM calls.
         tokens_out: completion tokens over all LLM calls.
         cost_usd: sum of the known LLM costs (calls of unknown cost add nothing).
+
+    Example::
+
+        with evoforge.open_archive("runs.db") as archive:
+            for run in archive.runs():
+                print(run.id, run.status, run.evaluations, run.best_score)
     """
 
     id: str

@@ -8,8 +8,6 @@ from typing import Any
 from evoforge.evaluators._base import Evaluator
 from evoforge.plugins import PluginError, collect, load_plugins, origins
 
-__all__ = ["evaluator_class", "evaluator_origins", "evaluators"]
-
 
 def _entry(plugin: str, cls: Any) -> tuple[str, type[Evaluator]]:
     """Check one registered evaluator class against the contract in the hookspec."""

@@ -22,7 +22,7 @@ from pydantic_core import PydanticCustomError
 
 from evoforge._secrets import redact
 
-__all__ = ["ConfigError", "Settings", "describe", "hidden_value_error"]
+__all__ = ["ConfigError", "Settings", "describe", "describe_item", "hidden_value_error"]
 
 _MAX_VALUE_CHARS = 80
 _EXPECTED = {
@@ -87,6 +87,19 @@ class Settings(BaseModel):
             _nesting.reset(token)
 
     @classmethod
+    def parse(cls, data: Mapping[str, Any] | Self) -> Self:
+        """Validate ``data``, raising pydantic's :class:`ValidationError` (for callers that
+        word errors their own way, like the problem loader).
+
+        (``model_validate`` goes through ``__init__`` here, which words errors itself.)
+        """
+        token = _nesting.set(_nesting.get() + 1)
+        try:
+            return cls.model_validate(data)
+        finally:
+            _nesting.reset(token)
+
+    @classmethod
     def load(cls, data: Mapping[str, Any] | Self, *, where: str = "") -> Self:
         """Validate ``data`` (a mapping, e.g. read from TOML, or an instance).
 
@@ -135,29 +148,41 @@ def describe(
         loc = tuple(item.get("loc", ()))
         if section:
             loc = (section, *loc)
-        field = ".".join(str(part) for part in loc) or "settings"
-        kind = item.get("type", "")
-        if (item.get("ctx") or {}).get("hide_value"):
-            lines.append(str(item.get("msg")))
-            continue
-        value = _show(item.get("input"))
-        if kind == "extra_forbidden":
+        field = ".".join(str(part) for part in loc)
+        if item.get("type") == "extra_forbidden":
             known = _known_fields(model, loc[1 if section else 0 : -1])
             hint = f"; known: {', '.join(known)}" if known else ""
-            lines.append(f"unknown setting {field} (= {value}){hint}")
-        elif kind == "missing":
-            lines.append(f"{field}: missing; it is required")
-        elif not loc:  # a rule across fields: its message names them
-            lines.append(_expected(item))
-        elif isinstance(item.get("input"), Mapping):  # the same, in a section
-            lines.append(f"{field}: {_expected(item)}")
+            lines.append(describe_item(item, field) + hint)
         else:
-            lines.append(f"{field} = {value}: {_expected(item)}")
+            lines.append(describe_item(item, field))
     text = "; ".join(lines)
     return f"{where}: {text}" if where else text
 
 
-def _expected(item: dict[str, Any]) -> str:
+def describe_item(item: Mapping[str, Any], field: str | None) -> str:
+    """One pydantic error as ``field = value: what is allowed``; without ``field``, as
+    ``found value: what is allowed``. Values that may be secrets are never shown."""
+    kind = item.get("type", "")
+    if (item.get("ctx") or {}).get("hide_value"):
+        return f"{field}: {item.get('msg')}" if field else str(item.get("msg"))
+    value = _show(item.get("input"))
+    if kind == "extra_forbidden":
+        name = field or repr(item.get("loc", ("?",))[-1])
+        return f"unknown setting {name} (= {value})"
+    if kind == "missing":
+        return f"{field}: missing; it is required" if field else "missing; it is required"
+    if not field:
+        return (
+            _expected(item)
+            if isinstance(item.get("input"), Mapping)
+            else (f"found {value}: {_expected(item)}")
+        )
+    if isinstance(item.get("input"), Mapping):  # a rule across a section's fields
+        return f"{field}: {_expected(item)}"
+    return f"{field} = {value}: {_expected(item)}"
+
+
+def _expected(item: Mapping[str, Any]) -> str:
     kind = item.get("type", "")
     if kind in _EXPECTED:
         return _EXPECTED[kind]

@@ -5,9 +5,16 @@ the offline mutation model included), edit parsing and application, and the CLI.
 """
 
 from evoforge.evolve._config import OFFLINE_MODEL, ConfigError, RunConfig, load_config_file
-from evoforge.evolve._controller import Controller, SeedError, SessionReport, Snapshot
+from evoforge.evolve._controller import Controller, Progress, SeedError, SessionReport, Snapshot
 from evoforge.evolve._edits import AppliedEdit, EditError, apply_edit
-from evoforge.evolve._session import resolve_problem, resume_run, start_run
+from evoforge.evolve._progress import LiveProgress
+from evoforge.evolve._session import (
+    SessionOptions,
+    StopEvent,
+    resolve_problem,
+    resume_run,
+    start_run,
+)
 from evoforge.evolve._syntax import check_syntax
 from evoforge.evolve.models import Completion, ModelError, complete
 from evoforge.evolve.prompts import build_messages
@@ -20,9 +27,13 @@ __all__ = [
     "load_config_file",
     # running
     "Controller",
+    "LiveProgress",
+    "Progress",
     "SeedError",
+    "SessionOptions",
     "SessionReport",
     "Snapshot",
+    "StopEvent",
     "resolve_problem",
     "resume_run",
     "start_run",

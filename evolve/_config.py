@@ -22,8 +22,6 @@ from evoforge.evolve.offline import MODEL as OFFLINE_MODEL
 from evoforge.evolve.prompts import ModeConfig, PromptConfig
 from evoforge.islands import IslandConfig
 
-__all__ = ["OFFLINE_MODEL", "ConfigError", "RunConfig", "load_config_file"]
-
 PositiveInt = Annotated[int, Field(ge=1)]
 PositiveFloat = Annotated[float, Field(gt=0)]
 
@@ -62,6 +60,12 @@ class RunConfig(Settings):
         prompts: prompt size and contents, template overrides (``[prompts]``).
         memory_every: evaluations between refreshes of the optimization-memory digest.
         islands: the island model (``[islands]``).
+
+    Example::
+
+        config = RunConfig(problem="circle_packing", budget=600, islands={"count": 2})
+        evoforge.run(config.problem, config=config)
+        RunConfig.from_dict(load_config_file(Path("run.toml")) | {"problem": "trivial"})
 
     Raises:
         ConfigError: on construction, for a missing, unknown or bad value; the message names

@@ -187,6 +187,18 @@ class Controller:
             self._stop.set()
 
     async def run_session(self) -> SessionReport:
+        """Run until a budget is reached, a stop is requested, or the run fails.
+
+        Cancelling the task that awaits this (``asyncio.run`` does on Ctrl-C) ends the
+        session ``stopped``, recorded like any stop, before the cancellation goes on.
+        """
+        try:
+            return await self._run_session()
+        except asyncio.CancelledError:
+            self._end("stopped", "cancelled")
+            raise
+
+    async def _run_session(self) -> SessionReport:
         # Importing litellm takes seconds: do it while the seed is evaluated.
         model_ready = asyncio.create_task(
             asyncio.to_thread(lambda: [models.prepare(m.model) for m in self.pool.specs])

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import signal
+import threading
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from evoforge.archive import Archive, RunInfo
 from evoforge.evaluators import Evaluator, evaluator_class
@@ -19,6 +23,8 @@ from evoforge.plugins import problems, selection_strategy
 from evoforge.problems import Problem, load_problem
 
 log = logging.getLogger("evoforge")
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_STOP_POLL_S = 0.1
 
 
 def resolve_problem(ref: str) -> Problem:
@@ -78,13 +84,34 @@ def _check_problem_unchanged(
 
 
 async def start_run(
-    config: RunConfig, db: Path, *, progress: Progress | None = None
+    config: RunConfig,
+    db: Path,
+    *,
+    progress: Progress | None = None,
+    handle_signals: bool = False,
+    stop: StopEvent | None = None,
 ) -> tuple[RunInfo, SessionReport]:
+    """Create a run of ``config.problem`` in the archive at ``db`` and run one session.
+
+    Args:
+        config: the run's settings.
+        db: the SQLite archive (created if missing).
+        progress: receives a snapshot after every candidate (the CLI's live display).
+        handle_signals: SIGINT/SIGTERM stop the session cleanly; the previous handlers are
+            restored afterwards. Main thread only (elsewhere it does nothing).
+        stop: an event (``threading.Event`` or ``asyncio.Event``) that stops the session
+            cleanly once set.
+
+    Raises:
+        ConfigError: a setting or the problem cannot run here (nothing is written then).
+        SeedError: the seed program failed (the run is stored, ``failed``).
+    """
     problem = resolve_problem(config.problem)
     parts = _prepare(problem, config)  # before the run exists: a bad setting leaves no trace
+    options = SessionOptions(progress, handle_signals, stop)
     with Archive(db) as archive:
         run = archive.create_run(problem, config=config.to_dict(), seed=config.seed)
-        return run, await _session(archive, run, problem, config, parts, "run_start", progress)
+        return run, await _session(archive, run, problem, config, parts, "run_start", options)
 
 
 async def resume_run(
@@ -95,9 +122,16 @@ async def resume_run(
     usd_budget: float | None = None,
     token_budget: int | None = None,
     progress: Progress | None = None,
+    handle_signals: bool = False,
+    stop: StopEvent | None = None,
 ) -> tuple[RunInfo, SessionReport]:
-    """Continue a run from the archive; ``budget``, ``usd_budget`` and ``token_budget`` raise
-    its budgets."""
+    """Continue a run from the archive (the latest when ``run_id`` is None) after any stop,
+    ``kill -9`` included; ``budget``, ``usd_budget`` and ``token_budget`` raise its budgets.
+    The other arguments are as for :func:`start_run`.
+
+    Raises:
+        ConfigError: no such run, its budget is spent, or its problem folder moved.
+    """
     with Archive(db) as archive:
         run = archive.run(run_id) if run_id else archive.latest_run()
         if run is None:
@@ -138,7 +172,23 @@ async def resume_run(
             )
         problem = load_problem(run.problem_path)
         parts = _prepare(problem, config)
-        return run, await _session(archive, run, problem, config, parts, "run_resume", progress)
+        options = SessionOptions(progress, handle_signals, stop)
+        return run, await _session(archive, run, problem, config, parts, "run_resume", options)
+
+
+class StopEvent(Protocol):
+    """Anything with ``is_set()``: ``threading.Event``, ``asyncio.Event``."""
+
+    def is_set(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """How a session reports and stops (see :func:`start_run`)."""
+
+    progress: Progress | None = None
+    handle_signals: bool = False
+    stop: StopEvent | None = None
 
 
 @dataclass(frozen=True)
@@ -200,7 +250,7 @@ async def _session(
     config: RunConfig,
     parts: _Parts,
     event: str,
-    progress: Progress | None,
+    options: SessionOptions,
 ) -> SessionReport:
     digest = problem_digest(problem)
     ranked_by = [o.name for o in parts.problem.objectives]
@@ -229,32 +279,80 @@ async def _session(
                 "unmeasurable": parts.unmeasurable,
             },
         )
-    islands = Islands(archive, run.id, config.islands, parts.strategy)
-    async with parts.evaluator(parts.problem, workers=config.workers) as evaluator:
-        controller = Controller(
-            archive,
-            archive.run(run.id),
-            parts.problem,
-            config,
-            evaluator,
-            islands,
-            progress=progress,
-        )
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(
-                signum, controller.request_stop, f"stopped by {signal.Signals(signum).name}"
+    # From here the row says "running": every way out below records how the session ended.
+    try:
+        islands = Islands(archive, run.id, config.islands, parts.strategy)
+        async with parts.evaluator(parts.problem, workers=config.workers) as evaluator:
+            controller = Controller(
+                archive,
+                archive.run(run.id),
+                parts.problem,
+                config,
+                evaluator,
+                islands,
+                progress=options.progress,
             )
-        try:
-            return await controller.run_session()
-        except BaseException as exc:
-            if not isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)):
-                with archive.transaction():
-                    archive.update_run(
-                        run.id, status="failed", stop_reason=f"{type(exc).__name__}: {exc}"[:1000]
-                    )
-                    archive.record_event(run.id, "run_fail", data={"error": str(exc)[:1000]})
-            raise
-        finally:
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(signum)
+            with _stop_on_signals(controller, options.handle_signals):
+                async with _stop_on_event(controller, options.stop):
+                    return await controller.run_session()
+    except (KeyboardInterrupt, asyncio.CancelledError) as exc:
+        _record_end(archive, run.id, "stopped", f"cancelled ({type(exc).__name__})")
+        raise
+    except BaseException as exc:
+        _record_end(archive, run.id, "failed", f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def _record_end(archive: Archive, run_id: str, status: str, reason: str) -> None:
+    """Record an end the controller could not record itself (it never started, or was cut)."""
+    if archive.run(run_id).status != "running":
+        return  # the controller already recorded how it ended
+    with archive.transaction():
+        archive.update_run(run_id, status=status, stop_reason=reason[:1000])
+        kind = "run_stop" if status == "stopped" else "run_fail"
+        archive.record_event(run_id, kind, data={"reason": reason[:1000]})
+
+
+@contextlib.contextmanager
+def _stop_on_signals(controller: Controller, enabled: bool) -> Iterator[None]:
+    """SIGINT and SIGTERM stop the session cleanly (the CLI's behaviour).
+
+    Only in the main thread (signals are delivered there); the handlers that were installed
+    before are restored exactly afterwards, so a host program keeps its own.
+    """
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+    for signum in _STOP_SIGNALS:
+        loop.add_signal_handler(
+            signum, controller.request_stop, f"stopped by {signal.Signals(signum).name}"
+        )
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            loop.remove_signal_handler(signum)
+            signal.signal(signum, handler)
+
+
+@contextlib.asynccontextmanager
+async def _stop_on_event(controller: Controller, stop: StopEvent | None) -> AsyncIterator[None]:
+    """``stop.set()`` (from any thread) ends the session cleanly, as a signal does."""
+    if stop is None:
+        yield
+        return
+
+    async def watch() -> None:
+        while not stop.is_set():
+            await asyncio.sleep(_STOP_POLL_S)
+        controller.request_stop("stopped: the stop event was set")
+
+    watcher = asyncio.create_task(watch())
+    try:
+        yield
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher

@@ -1,11 +1,15 @@
 """Problem specs: the seed program, how candidates are scored, and the MAP-Elites descriptors.
 
-See :func:`load_problem` for the file format. Built-in problems live in ``problems/builtin``
-and are registered through the ``register_problems`` hook like any third-party problem.
+A problem is a folder (``problem.py`` + a seed program) or a single spec file; see
+:func:`load_problem` for the format. :func:`define_problem` writes one from Python values.
+Built-in problems live in ``problems/builtin`` and are registered through the
+``register_problems`` hook like any third-party problem.
 """
 
 from evoforge.problems._blocks import END_MARKER, START_MARKER, Block, BlockError, find_blocks
-from evoforge.problems._loader import SPEC_FILENAME, ProblemSpecError, import_spec, load_problem
+from evoforge.problems._declaration import DECLARATIONS, Declaration, ProblemSpecError
+from evoforge.problems._define import CACHE_ENV, define_problem
+from evoforge.problems._loader import SPEC_FILENAME, import_spec, load_problem
 from evoforge.problems._spec import Descriptor, Direction, Objective, Problem, Stage, Threshold
 
 __all__ = [
@@ -23,9 +27,13 @@ __all__ = [
     "Block",
     "BlockError",
     "find_blocks",
-    # loading
+    # loading and defining
+    "CACHE_ENV",
+    "DECLARATIONS",
     "SPEC_FILENAME",
+    "Declaration",
     "ProblemSpecError",
+    "define_problem",
     "import_spec",
     "load_problem",
 ]

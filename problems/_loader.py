@@ -24,6 +24,12 @@ declarations and an ``evaluate`` function::
 
 The seed program must contain at least one EVOLVE-BLOCK.
 
+Names starting with ``_`` and UPPER_CASE names are the spec's own (constants, helpers); so is
+any other name that is not a declaration, but a lowercase name that looks like a misspelled
+declaration (``objective``, ``timeout``) is an error, so a typo never passes silently. The
+declarations are validated by one schema (:class:`~evoforge.problems.Declaration`), shared with
+:func:`~evoforge.problems.define_problem`.
+
 Cascade (optional): cheap stages first, so that a candidate that fails early costs nothing
 more. Each stage calls ``entry(*args, **kwargs)`` under its own limits and scores the output
 with its own function; the candidate goes on only if that function does not report
@@ -46,32 +52,28 @@ with an artifact that says so.
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import itertools
-import json
-import math
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from pydantic import ValidationError
+
 from evoforge.problems._blocks import BlockError, find_blocks
+from evoforge.problems._declaration import (
+    DECLARATIONS,
+    Declaration,
+    ProblemSpecError,
+    declaration_error,
+)
 from evoforge.problems._spec import Descriptor, Direction, Objective, Problem, Stage, Threshold
 
 SPEC_FILENAME = "problem.py"
-_DEFAULTS = {"evaluator": "python", "entry": "main", "timeout_s": 30.0, "memory_mb": 2048}
-_STAGE_KEYS = ("name", "args", "kwargs", "timeout_s", "memory_mb", "evaluate", "threshold")
-_THRESHOLD_KEYS = ("metric", "min", "max")
 _module_counter = itertools.count()
-
-
-class ProblemSpecError(ValueError):
-    """A problem spec is malformed. The message names the file, the field and the fix."""
-
-    def __init__(self, path: Path | str, field: str, message: str) -> None:
-        self.path, self.field = Path(path), field
-        super().__init__(f"{path}: {field}: {message}")
 
 
 def spec_file(path: Path) -> Path:
@@ -110,141 +112,82 @@ def import_spec(path: Path) -> ModuleType:
 def load_problem(path: Path | str) -> Problem:
     """Load the problem at ``path`` (a folder with ``problem.py``, or a ``.py`` file).
 
+    Example::
+
+        problem = load_problem("my_problems/packing")
+        problem.objectives, problem.seed_source
+
     Raises:
-        ProblemSpecError: the spec is missing a field, has a wrong type or value, or its seed
-            has no EVOLVE-BLOCK.
+        ProblemSpecError: the spec is missing a field, has a wrong type or value, misspells a
+            declaration, or its seed has no EVOLVE-BLOCK.
     """
     path = spec_file(Path(path).expanduser().resolve())
     module = import_spec(path)
-    fields = {k: v for k, v in vars(module).items() if not k.startswith("_")}
-
-    def need(field: str, kind: type | tuple[type, ...], fix: str) -> Any:
-        if field not in fields:
-            raise ProblemSpecError(path, field, f"missing; {fix}")
-        if not isinstance(fields[field], kind):
-            raise ProblemSpecError(
-                path,
-                field,
-                f"expected {_kind_name(kind)}, found {type(fields[field]).__name__}; {fix}",
-            )
-        return fields[field]
-
-    def optional(field: str, kind: type | tuple[type, ...], fix: str) -> Any:
-        return need(field, kind, fix) if field in fields else _DEFAULTS.get(field)
-
-    name = need("name", str, 'add name = "my_problem"')
-    if not name.isidentifier():
-        raise ProblemSpecError(
-            path, "name", f"{name!r} is not a valid identifier; use letters, digits and underscores"
-        )
-    if not callable(fields.get("evaluate")):
+    names = {k: v for k, v in vars(module).items() if not k.startswith("_")}
+    _check_misspellings(path, names)
+    declared = {k: names[k] for k in DECLARATIONS if k in names}
+    if "description" not in declared and module.__doc__:
+        declared["description"] = module.__doc__.strip()
+    try:
+        decl = Declaration.parse(declared)
+    except ValidationError as exc:
+        raise declaration_error(path, exc) from None
+    if not callable(names.get("evaluate")):
         raise ProblemSpecError(
             path,
             "evaluate",
             "missing; define `def evaluate(output) -> dict` "
             "that scores what the candidate's entry function returned",
         )
-    objectives = _objectives(
-        path, need("objectives", Mapping, 'add objectives = {"score": "maximize"}')
-    )
-    descriptors = _descriptors(
-        path, optional("descriptors", Mapping, 'use descriptors = {"size": (0.0, 1.0, 10)}') or {}
-    )
-    timeout_s = optional("timeout_s", (int, float), "use a number of seconds, e.g. timeout_s = 30")
-    memory_mb = optional("memory_mb", int, "use whole megabytes, e.g. memory_mb = 2048")
-    if not (timeout_s > 0 and memory_mb > 0):
-        raise ProblemSpecError(path, "timeout_s/memory_mb", "must be positive")
-    preload = optional("preload", (list, tuple), 'use a list of module names, e.g. ["numpy"]')
-    entry = optional("entry", str, 'name the function the candidate defines, e.g. entry = "main"')
-    stages = optional(
-        "stages", (list, tuple), 'use a list of dicts, e.g. [{"name": "quick", "args": [10]}, ...]'
-    )
     return Problem(
-        name=name,
+        name=decl.name,
         spec_path=path,
-        seed_source=_seed(path, fields),
-        objectives=objectives,
-        descriptors=descriptors,
-        evaluator=optional("evaluator", str, 'name an evaluator plugin, e.g. "python"'),
-        entry=entry,
-        timeout_s=float(timeout_s),
-        memory_mb=memory_mb,
-        preload=tuple(preload) if preload is not None else ("numpy",),
-        description=fields.get("description") or (module.__doc__ or "").strip(),
-        options=optional("options", Mapping, "use a dict") or {},
-        stages=_stages(path, stages, fields, float(timeout_s), memory_mb)
-        if stages is not None
-        else (),
+        seed_source=_seed(path, decl),
+        objectives=tuple(Objective(n, Direction(d)) for n, d in decl.objectives.items()),
+        descriptors=tuple(
+            Descriptor(n, low, high, bins) for n, (low, high, bins) in (decl.descriptors.items())
+        ),
+        evaluator=decl.evaluator,
+        entry=decl.entry,
+        timeout_s=decl.timeout_s,
+        memory_mb=decl.memory_mb,
+        preload=decl.preload,
+        description=decl.description,
+        options=decl.options,
+        stages=_stages(path, decl, names),
     )
 
 
-def _objectives(path: Path, declared: Mapping) -> tuple[Objective, ...]:
-    if not declared:
-        raise ProblemSpecError(
-            path, "objectives", 'is empty; declare at least one, e.g. {"score": "maximize"}'
-        )
-    result = []
-    for name, direction in declared.items():
-        try:
-            result.append(Objective(str(name), Direction(str(direction).lower())))
-        except ValueError:
+def _check_misspellings(path: Path, names: Mapping[str, Any]) -> None:
+    """A lowercase name close to a declaration's (``objective``, ``timeout``) is a typo."""
+    for name in names:
+        if name in DECLARATIONS or not name.islower() or callable(names[name]):
+            continue
+        close = difflib.get_close_matches(name, DECLARATIONS, n=1, cutoff=0.75)
+        if close:
             raise ProblemSpecError(
                 path,
-                "objectives",
-                f'{name!r} has direction {direction!r}; use "maximize" or "minimize"',
-            ) from None
-    return tuple(result)
+                name,
+                f"is not a declaration; did you mean {close[0]!r}? (rename your own names "
+                "with a leading underscore or in UPPER_CASE)",
+            )
 
 
-def _descriptors(path: Path, declared: Mapping) -> tuple[Descriptor, ...]:
-    result = []
-    for name, value in declared.items():
-        fix = f'declare it as "{name}": (low, high, bins), e.g. (0.0, 1.0, 10)'
-        if not (isinstance(value, (tuple, list)) and len(value) == 3):
-            raise ProblemSpecError(path, f"descriptors[{name!r}]", f"found {value!r}; {fix}")
-        low, high, bins = value
-        field = f"descriptors[{name!r}]"
-        if not (isinstance(bins, int) and bins >= 1):
-            raise ProblemSpecError(path, field, f"bins must be an int >= 1; {fix}")
-        numbers = all(isinstance(v, (int, float)) and math.isfinite(v) for v in (low, high))
-        if not (numbers and low < high):
-            raise ProblemSpecError(path, field, f"needs finite numbers low < high; {fix}")
-        result.append(Descriptor(str(name), float(low), float(high), bins))
-    return tuple(result)
-
-
-def _stages(
-    path: Path, declared: list | tuple, fields: dict[str, Any], timeout_s: float, memory_mb: int
-) -> tuple[Stage, ...]:
-    example = '[{"name": "quick", "args": [10], "threshold": {...}}, {"name": "full"}]'
-    if not declared:
-        raise ProblemSpecError(
-            path, "stages", f"is empty; leave it out for one stage, or declare e.g. {example}"
-        )
+def _stages(path: Path, decl: Declaration, names: Mapping[str, Any]) -> tuple[Stage, ...]:
+    """The declared stages with their defaults, and the scoring function of each checked."""
+    if decl.stages is None:
+        return ()
     result: list[Stage] = []
-    for index, entry in enumerate(declared):
-        last = index == len(declared) - 1
+    for index, stage in enumerate(decl.stages):
         where = f"stages[{index}]"
-        if not isinstance(entry, Mapping):
-            raise ProblemSpecError(
-                path, where, f"expected a dict, found {type(entry).__name__}; e.g. {example}"
-            )
-        if unknown := sorted(set(map(str, entry)) - set(_STAGE_KEYS)):
-            raise ProblemSpecError(
-                path, where, f"unknown keys {unknown}; a stage has {', '.join(_STAGE_KEYS)}"
-            )
-        name = entry.get("name")
-        if not (isinstance(name, str) and name.isidentifier()):
+        last = index == len(decl.stages) - 1
+        if stage.name in {s.name for s in result}:
             raise ProblemSpecError(
                 path,
                 f"{where}.name",
-                f'found {name!r}; give each stage a name that is an identifier, e.g. "quick"',
+                f"{stage.name!r} names two stages; stage names must be unique",
             )
-        if name in {stage.name for stage in result}:
-            raise ProblemSpecError(
-                path, f"{where}.name", f"{name!r} names two stages; stage names must be unique"
-            )
-        evaluate = entry.get("evaluate", "evaluate" if last else f"evaluate_{name}")
+        evaluate = stage.evaluate or ("evaluate" if last else f"evaluate_{stage.name}")
         if last and evaluate != "evaluate":
             raise ProblemSpecError(
                 path,
@@ -252,7 +195,7 @@ def _stages(
                 f"found {evaluate!r}; the last stage is scored by the problem's evaluate() "
                 "(its metrics hold the objectives): remove the key",
             )
-        if not (isinstance(evaluate, str) and callable(fields.get(evaluate))):
+        if not callable(names.get(evaluate)):
             raise ProblemSpecError(
                 path,
                 f"{where}.evaluate",
@@ -260,88 +203,28 @@ def _stages(
                 "dict` that scores this stage's output, or name another with "
                 '"evaluate": "my_function"',
             )
-        args, kwargs = entry.get("args", ()), entry.get("kwargs", {})
-        if not isinstance(args, list | tuple):
-            raise ProblemSpecError(
-                path, f"{where}.args", f"found {args!r}; use a list of entry() arguments"
-            )
-        if not (isinstance(kwargs, Mapping) and all(isinstance(k, str) for k in kwargs)):
-            raise ProblemSpecError(
-                path, f"{where}.kwargs", f"found {kwargs!r}; use a dict with string keys"
-            )
-        try:
-            json.dumps([args, dict(kwargs)])
-        except (TypeError, ValueError) as exc:
-            raise ProblemSpecError(
-                path,
-                f"{where}.args/kwargs",
-                f"cannot be sent to the candidate as JSON ({exc}); use numbers, strings, "
-                "lists and dicts",
-            ) from None
-        stage_timeout = entry.get("timeout_s", timeout_s)
-        if not (_finite(stage_timeout) and stage_timeout > 0):
-            raise ProblemSpecError(
-                path, f"{where}.timeout_s", f"found {stage_timeout!r}; use a positive number"
-            )
-        stage_memory = entry.get("memory_mb", memory_mb)
-        if isinstance(stage_memory, bool) or not (
-            isinstance(stage_memory, int) and stage_memory > 0
-        ):
-            raise ProblemSpecError(
-                path, f"{where}.memory_mb", f"found {stage_memory!r}; use positive whole megabytes"
-            )
+        threshold = stage.threshold
         result.append(
             Stage(
-                name=name,
-                timeout_s=float(stage_timeout),
-                threshold=_threshold(path, f"{where}.threshold", entry.get("threshold")),
+                name=stage.name,
+                timeout_s=stage.timeout_s if stage.timeout_s is not None else decl.timeout_s,
+                threshold=None
+                if threshold is None
+                else Threshold(threshold.metric, threshold.min, threshold.max),
                 evaluate=evaluate,
-                args=tuple(args),
-                kwargs=dict(kwargs),
-                memory_mb=stage_memory,
+                args=stage.args,
+                kwargs=dict(stage.kwargs),
+                memory_mb=stage.memory_mb if stage.memory_mb is not None else decl.memory_mb,
             )
         )
     return tuple(result)
 
 
-def _threshold(path: Path, where: str, declared: Any) -> Threshold | None:
-    if declared is None:
-        return None
-    fix = 'use {"metric": "accuracy", "min": 0.9} (and/or "max")'
-    if not isinstance(declared, Mapping):
-        raise ProblemSpecError(path, where, f"found {declared!r}; {fix}")
-    if unknown := sorted(set(map(str, declared)) - set(_THRESHOLD_KEYS)):
-        raise ProblemSpecError(path, where, f"unknown keys {unknown}; {fix}")
-    metric = declared.get("metric")
-    if not (isinstance(metric, str) and metric):
-        raise ProblemSpecError(path, f"{where}.metric", f"found {metric!r}; {fix}")
-    bounds = {key: declared.get(key) for key in ("min", "max")}
-    for key, value in bounds.items():
-        if value is not None and not _finite(value):
-            raise ProblemSpecError(path, f"{where}.{key}", f"found {value!r}; use a finite number")
-    low, high = bounds["min"], bounds["max"]
-    if low is None and high is None:
-        raise ProblemSpecError(path, where, f"sets neither min nor max; {fix}")
-    if low is not None and high is not None and low > high:
-        raise ProblemSpecError(path, where, f"min {low!r} > max {high!r}; no value could pass")
-    return Threshold(
-        metric,
-        None if low is None else float(low),
-        None if high is None else float(high),
-    )
-
-
-def _finite(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
-
-
-def _seed(path: Path, fields: dict[str, Any]) -> str:
-    if "seed_source" in fields:
-        source, origin = fields["seed_source"], f"{path} (seed_source)"
-        if not isinstance(source, str):
-            raise ProblemSpecError(path, "seed_source", "must be the seed program's text")
+def _seed(path: Path, decl: Declaration) -> str:
+    if decl.seed_source is not None:
+        source, origin = decl.seed_source, f"{path} (seed_source)"
     else:
-        seed_path = path.parent / fields.get("seed_file", "seed.py")
+        seed_path = path.parent / decl.seed_file
         if not seed_path.is_file():
             raise ProblemSpecError(
                 path,
@@ -355,8 +238,3 @@ def _seed(path: Path, fields: dict[str, Any]) -> str:
     except BlockError as exc:
         raise ProblemSpecError(path, "seed", str(exc)) from None
     return source
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join(k.__name__ for k in kinds)

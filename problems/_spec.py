@@ -111,8 +111,16 @@ class Stage:
 
 @dataclass(frozen=True)
 class Problem:
-    """A loaded, validated problem spec. See :func:`evoforge.problems.load_problem` for the file
-    format."""
+    """A loaded, validated problem spec.
+
+    Made by :func:`~evoforge.problems.load_problem` from a folder or spec file (see it for the
+    format), or by :func:`~evoforge.problems.define_problem` from Python values.
+
+    Example::
+
+        problem = load_problem("my_problems/packing")
+        problem.primary.name, problem.score({"sum_radii": 2.6})
+    """
 
     name: str
     spec_path: Path

@@ -22,12 +22,11 @@ from evoforge.evaluators.python._forkserver import CANDIDATE_PID_FILE
 from evoforge.evaluators.sandbox import (
     ProtocolError,
     SandboxError,
+    SandboxOptions,
     dumps,
     encode_frame,
-    filesystem_arguments,
     read_frame_async,
     remove_workdir,
-    sandbox_options,
     server_env,
 )
 
@@ -124,7 +123,10 @@ class PythonEvaluator(Evaluator):
         if workers < 1:
             raise ValueError(f"workers must be at least 1, not {workers}")
         super().__init__(problem, workers=workers)
-        self._user, self._network, self._score_timeout_s, self._prefork = sandbox_options(problem)
+        self._sandbox = SandboxOptions.of(problem)
+        self._user, self._network = self._sandbox.sandbox_user, self._sandbox.sandbox_network
+        self._score_timeout_s = self._sandbox.score_timeout_s
+        self._prefork = self._sandbox.sandbox_prefork
         self._start_timeout_s = start_timeout_s
         self._safety_s = problem.timeout_s + self._score_timeout_s + _SAFETY_MARGIN_S
         self._idle: asyncio.Queue[_Server | None] = asyncio.Queue()
@@ -283,7 +285,7 @@ class PythonEvaluator(Evaluator):
         ]
         if not self._prefork:
             argv.append("--no-prefork")
-        argv += filesystem_arguments(problem)
+        argv += self._sandbox.filesystem_arguments(problem)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,

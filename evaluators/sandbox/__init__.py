@@ -9,7 +9,7 @@ Pieces, for evaluator plugins and the built-in evaluators:
 
 - running jobs: :func:`run_sandboxed` (one job) and :class:`Sandbox` (a pre-forked child per
   job, for fork servers), with :class:`Limits` and :class:`Isolation`;
-- the processes that run candidates: :func:`sandbox_options` (the spec's settings),
+- the processes that run candidates: :class:`SandboxOptions` (the spec's settings),
   :func:`server_env`, :func:`candidate_user` and the host-side set-up (:func:`harden_server`,
   :func:`enter_network_namespace`, :func:`remove_workdir`, …);
 - one-shot trusted runners (a fresh interpreter per job): :func:`call_runner` on the
@@ -18,6 +18,7 @@ Pieces, for evaluator plugins and the built-in evaluators:
   :func:`read_frame`, :func:`write_frame`, …).
 """
 
+from evoforge.evaluators.sandbox._child import RESULT_FD
 from evoforge.evaluators.sandbox._host import (
     PR_SET_PDEATHSIG,
     Workdir,
@@ -35,9 +36,8 @@ from evoforge.evaluators.sandbox._host import (
 from evoforge.evaluators.sandbox._options import (
     NETWORK_MODES,
     THREAD_VARIABLES,
+    SandboxOptions,
     candidate_user,
-    filesystem_arguments,
-    sandbox_options,
     server_env,
 )
 from evoforge.evaluators.sandbox._protocol import (
@@ -70,6 +70,7 @@ from evoforge.evaluators.sandbox._runner import (
 
 __all__ = [
     # running jobs
+    "RESULT_FD",
     "Isolation",
     "Job",
     "Limits",
@@ -82,18 +83,17 @@ __all__ = [
     "PR_SET_PDEATHSIG",
     "THREAD_VARIABLES",
     "Workdir",
+    "SandboxOptions",
     "candidate_user",
     "children",
     "die_with_parent",
     "enter_network_namespace",
     "enter_private_mount_namespace",
-    "filesystem_arguments",
     "harden_server",
     "is_subreaper",
     "prctl",
     "remove_workdir",
     "resolve_user",
-    "sandbox_options",
     "server_env",
     "unreadable_python_path",
     # one-shot trusted runners

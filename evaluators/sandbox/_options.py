@@ -9,23 +9,18 @@ candidates: the ``python`` evaluator's fork servers, the CPU timing runner and t
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Literal, get_args
+
+from pydantic import Field, ValidationError
 
 from evoforge._secrets import SECRET_NAME
+from evoforge._validation import Settings, describe_item
 from evoforge.evaluators.sandbox._host import resolve_user, unreadable_python_path
 from evoforge.problems import SPEC_FILENAME, ProblemSpecError
 
 if TYPE_CHECKING:
     from evoforge.problems import Problem
 
-__all__ = [
-    "NETWORK_MODES",
-    "THREAD_VARIABLES",
-    "candidate_user",
-    "filesystem_arguments",
-    "sandbox_options",
-    "server_env",
-]
 
 THREAD_VARIABLES = (
     "OMP_NUM_THREADS",
@@ -34,68 +29,58 @@ THREAD_VARIABLES = (
     "NUMEXPR_NUM_THREADS",
     "VECLIB_MAXIMUM_THREADS",
 )
-NETWORK_MODES = ("server", "candidate", "host")
 
 
-def sandbox_options(problem: Problem) -> tuple[str | int | None, str, float, bool]:
-    options = problem.options
-    user = options.get("sandbox_user", "nobody")
-    if user is not None and not isinstance(user, str | int):
-        raise ProblemSpecError(
-            problem.spec_path,
-            "options['sandbox_user']",
-            f"found {user!r}; use a user name, a numeric uid, or None",
-        )
-    network = options.get("sandbox_network", "server")
-    if network not in NETWORK_MODES:
-        raise ProblemSpecError(
-            problem.spec_path,
-            "options['sandbox_network']",
-            f"found {network!r}; use one of {', '.join(NETWORK_MODES)}",
-        )
-    score_timeout = options.get("score_timeout_s", 60.0)
-    if not isinstance(score_timeout, int | float) or not score_timeout > 0:
-        raise ProblemSpecError(
-            problem.spec_path,
-            "options['score_timeout_s']",
-            f"found {score_timeout!r}; use a positive number of seconds",
-        )
-    prefork = options.get("sandbox_prefork", True)
-    if not isinstance(prefork, bool):
-        raise ProblemSpecError(
-            problem.spec_path, "options['sandbox_prefork']", f"found {prefork!r}; use True or False"
-        )
-    filesystem_arguments(problem)  # its options fail here, not when a server starts
-    return user, network, float(score_timeout), prefork
+class SandboxOptions(Settings):
+    """The sandbox settings a problem spec can give in its ``options`` mapping.
 
-
-def filesystem_arguments(problem: Problem) -> list[str]:
-    """Fork-server flags for the candidates' filesystem: what to hide, or no isolation.
-
-    Hidden: the problem's folder (its single spec file for a one-file problem), where the
-    reference data and ``evaluate()``'s source live, and ``sandbox_hidden_paths``.
+    Attributes:
+        sandbox_user: whom candidates run as (a user name or uid); None keeps the server's.
+        sandbox_network: ``server`` (no network for candidates, one namespace per server),
+            ``candidate`` (a namespace each) or ``host`` (the host's network).
+        score_timeout_s: limit of one call of the spec's ``evaluate()``.
+        sandbox_prefork: fork each candidate's process ahead of its request.
+        sandbox_filesystem: a private read-only view of the filesystem (but the workdir).
+        sandbox_hidden_paths: more paths hidden from candidates (relative ones start at the
+            spec's folder); the problem's own folder is always hidden.
     """
-    options = problem.options
-    enabled = options.get("sandbox_filesystem", True)
-    if not isinstance(enabled, bool):
-        raise ProblemSpecError(
-            problem.spec_path,
-            "options['sandbox_filesystem']",
-            f"found {enabled!r}; use True or False",
-        )
-    extra = options.get("sandbox_hidden_paths", ())
-    paths = isinstance(extra, list | tuple) and all(isinstance(p, str | os.PathLike) for p in extra)
-    if not paths:
-        raise ProblemSpecError(
-            problem.spec_path,
-            "options['sandbox_hidden_paths']",
-            f"found {extra!r}; use a list of paths (relative ones start at the spec's folder)",
-        )
-    if not enabled:
-        return ["--no-filesystem"]
-    folder = problem.spec_path.parent
-    own = folder if problem.spec_path.name == SPEC_FILENAME else problem.spec_path
-    return [arg for path in (own, *extra) for arg in ("--hide", str(folder / path))]
+
+    sandbox_user: str | Annotated[int, Field(ge=0)] | None = "nobody"
+    sandbox_network: Literal["server", "candidate", "host"] = "server"
+    score_timeout_s: Annotated[float, Field(gt=0)] = 60.0
+    sandbox_prefork: bool = True
+    sandbox_filesystem: bool = True
+    sandbox_hidden_paths: Annotated[tuple[str, ...], Field(strict=False)] = ()
+
+    @classmethod
+    def of(cls, problem: Problem) -> SandboxOptions:
+        """The options ``problem`` declares (its other options are other parts' business).
+
+        Raises:
+            ProblemSpecError: a bad value, naming ``options['<key>']`` and what is allowed.
+        """
+        given = {k: v for k, v in problem.options.items() if k in cls.model_fields}
+        try:
+            return cls.parse(given)
+        except ValidationError as exc:
+            item = exc.errors(include_url=False)[0]
+            key = item["loc"][0] if item.get("loc") else "?"
+            raise ProblemSpecError(
+                problem.spec_path, f"options[{key!r}]", describe_item(item, field=None)
+            ) from None
+
+    def filesystem_arguments(self, problem: Problem) -> list[str]:
+        """Fork-server flags for the candidates' filesystem: what to hide, or no isolation.
+
+        Hidden: the problem's folder (its single spec file for a one-file problem), where the
+        reference data and ``evaluate()``'s source live, and ``sandbox_hidden_paths``.
+        """
+        if not self.sandbox_filesystem:
+            return ["--no-filesystem"]
+        folder = problem.spec_path.parent
+        own = folder if problem.spec_path.name == SPEC_FILENAME else problem.spec_path
+        hidden = (own, *self.sandbox_hidden_paths)
+        return [arg for path in hidden for arg in ("--hide", str(folder / path))]
 
 
 def server_env() -> dict[str, str]:
@@ -121,3 +106,6 @@ def candidate_user(name: str) -> tuple[tuple[int, int] | None, str]:
             "so candidates could not import from it)"
         )
     return user, f"uid {user[0]}"
+
+
+NETWORK_MODES: tuple[str, ...] = get_args(SandboxOptions.model_fields["sandbox_network"].annotation)

@@ -58,8 +58,8 @@ from typing import Any
 
 from evoforge.archive import Status
 from evoforge.evaluators.sandbox._caps import held_capabilities, warm_up
-from evoforge.evaluators.sandbox._child import RESULT_FD, Containment, _child, _rlimits
-from evoforge.evaluators.sandbox._fs import DEVICES, SECRET_PATHS, plan_filesystem
+from evoforge.evaluators.sandbox._child import Containment, _child, _rlimits
+from evoforge.evaluators.sandbox._fs import DEVICES, plan_filesystem
 from evoforge.evaluators.sandbox._host import children, is_subreaper, remove_workdir
 from evoforge.evaluators.sandbox._protocol import write_all
 
@@ -580,18 +580,3 @@ def _signal_name(sig: int) -> str:
         return signal.Signals(sig).name
     except ValueError:
         return str(sig)
-
-
-__all__ = [
-    "CHILD_STATUSES",
-    "DEVICES",
-    "RESULT_FD",
-    "SECRET_PATHS",
-    "Isolation",
-    "Job",
-    "Limits",
-    "Sandbox",
-    "SandboxError",
-    "SandboxRun",
-    "run_sandboxed",
-]

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from evoforge.archive import EvalResult, Status
 from evoforge.evaluators._scoring import classify_metrics
 from evoforge.evaluators.devices import fingerprint, inventory
-from evoforge.evaluators.sandbox import call_runner, sandbox_options, server_env
+from evoforge.evaluators.sandbox import SandboxOptions, call_runner, server_env
 from evoforge.problems import ProblemSpecError
 
 if TYPE_CHECKING:
@@ -220,7 +220,8 @@ async def measure(problem: Problem, source: str, result: EvalResult) -> EvalResu
 
 async def _run_measurement(problem: Problem, source: str, mode: str) -> dict[str, Any]:
     """Run ``python -m evoforge.evaluators.timing`` on one candidate; its JSON reply."""
-    user, network, _, _ = sandbox_options(problem)
+    sandbox = SandboxOptions.of(problem)
+    user, network = sandbox.sandbox_user, sandbox.sandbox_network
     options = problem.options
     timeout_s = float(options.get("cpu_timing_timeout_s", 50 * problem.timeout_s))
     repeats = int(options.get("cpu_timing_repeats", 10))
@@ -243,15 +244,3 @@ async def _run_measurement(problem: Problem, source: str, mode: str) -> dict[str
     return await call_runner(
         "evoforge.evaluators.timing", request, deadline_s=deadline_s, env=server_env()
     )
-
-
-__all__ = [
-    "METRICS",
-    "MODES",
-    "CallgrindError",
-    "callgrind_instructions",
-    "measure",
-    "timing_mode",
-    "unmeasurable",
-    "valgrind_unavailable",
-]

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
-DEFAULT_DB = "evoforge.db"
-DB_ENV = "EVOFORGE_DB"
+from evoforge.archive import DB_ENV, DEFAULT_DB, default_db
 
 
 def db_option(func):
@@ -16,7 +14,7 @@ def db_option(func):
         "--db",
         "db",
         type=click.Path(dir_okay=False, path_type=Path),
-        default=lambda: os.environ.get(DB_ENV, DEFAULT_DB),
+        default=default_db,
         show_default=DEFAULT_DB,
         help=f"SQLite archive file (env {DB_ENV}).",
     )(func)

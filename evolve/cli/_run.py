@@ -9,7 +9,9 @@ from pathlib import Path
 
 import click
 
+from evoforge.archive import DEFAULT_DB
 from evoforge.evolve.cli._common import db_option
+from evoforge.evolve.models import POLICIES
 
 
 def _quiet_option(func):
@@ -42,7 +44,7 @@ def _spending_options(func):
 @click.option("--max-tokens", type=int, help="Longest answer, in tokens (default 4096).")
 @click.option(
     "--ensemble",
-    type=click.Choice(["weighted", "ucb1"]),
+    type=click.Choice(POLICIES),
     help="How each call picks its model: by weight, or UCB1 on improvement per unit cost.",
 )
 @click.option(
@@ -94,7 +96,9 @@ def run(problem, config_file, db, quiet, islands, selection, models, api_base, *
         island_data["selection"] = selection
     data["islands"] = island_data
     config = RunConfig.from_dict(data, origin=str(config_file or "command line"))
-    _run_to_end(lambda progress: start_run(config, db, progress=progress), db, quiet)
+    _run_to_end(
+        lambda progress: start_run(config, db, progress=progress, handle_signals=True), db, quiet
+    )
 
 
 @click.command()
@@ -122,6 +126,7 @@ def resume(run_id, budget, usd_budget, token_budget, db, quiet):
             usd_budget=usd_budget,
             token_budget=token_budget,
             progress=progress,
+            handle_signals=True,
         ),
         db,
         quiet,
@@ -147,7 +152,7 @@ def _summary(run_id: str, report, db: Path) -> None:
         best = (
             archive.get_program(run_id, report.best_program_id) if report.best_program_id else None
         )
-    db_flag = "" if str(db) == "evoforge.db" else f" --db {db}"
+    db_flag = "" if str(db) == DEFAULT_DB else f" --db {db}"
     click.echo(f"Run {run_id} {report.status}: {report.reason}")
     click.echo(
         f"{report.evaluations} evaluations; only programs that passed the problem's "

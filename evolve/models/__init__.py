@@ -10,6 +10,7 @@
 litellm is imported on first use (it costs seconds), never at import of this package.
 """
 
+from evoforge._secrets import REDACTED, redact
 from evoforge.evolve.models._calls import call_tokens, record_answer, record_failure
 from evoforge.evolve.models._client import (
     DEFAULT_POLICY,
@@ -27,12 +28,7 @@ from evoforge.evolve.models._pool import (
     ModelStats,
     Policy,
 )
-from evoforge.evolve.models._redact import (
-    REDACTED,
-    RedactingFilter,
-    install_log_redaction,
-    redact,
-)
+from evoforge.evolve.models._redact import RedactingFilter, install_log_redaction
 from evoforge.evolve.models._retry import (
     KINDS,
     RETRYABLE,

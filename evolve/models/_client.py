@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from evoforge._secrets import redact
 from evoforge.evolve.models._pool import ModelSpec, ModelSpecError
-from evoforge.evolve.models._redact import install_log_redaction, redact
+from evoforge.evolve.models._redact import install_log_redaction
 from evoforge.evolve.models._retry import (
     Attempt,
     EmptyAnswer,
@@ -28,15 +29,6 @@ from evoforge.evolve.models._retry import (
     call_with_retries,
 )
 from evoforge.plugins import model_providers
-
-__all__ = [
-    "DEFAULT_POLICY",
-    "Completion",
-    "ModelError",
-    "complete",
-    "prepare",
-    "register_custom_provider",
-]
 
 DEFAULT_POLICY = RetryPolicy()
 

@@ -24,16 +24,6 @@ from pydantic import Field, field_validator, model_validator
 from evoforge._secrets import redact
 from evoforge._validation import ConfigError, Settings, hidden_value_error
 
-__all__ = [
-    "POLICIES",
-    "ModelOutage",
-    "ModelPool",
-    "ModelSpec",
-    "ModelSpecError",
-    "ModelStats",
-    "Policy",
-]
-
 Policy = Literal["weighted", "ucb1"]
 """How a call picks its model: by weight, or UCB1 on improvement per unit cost."""
 POLICIES: tuple[str, ...] = get_args(Policy)

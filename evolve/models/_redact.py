@@ -8,9 +8,7 @@ from __future__ import annotations
 import logging
 import traceback
 
-from evoforge._secrets import REDACTED, redact
-
-__all__ = ["REDACTED", "RedactingFilter", "install_log_redaction", "redact"]
+from evoforge._secrets import redact
 
 
 class RedactingFilter(logging.Filter):

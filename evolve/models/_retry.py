@@ -29,19 +29,6 @@ from pydantic import Field, model_validator
 from evoforge._secrets import redact
 from evoforge._validation import Settings
 
-__all__ = [
-    "KINDS",
-    "RETRYABLE",
-    "Attempt",
-    "EmptyAnswer",
-    "Failure",
-    "ModelError",
-    "RetryPolicy",
-    "call_with_retries",
-    "classify",
-    "parse_retry_after",
-]
-
 KINDS = (
     "rate_limit",
     "server",

@@ -99,7 +99,8 @@ def test_malformed_problem_is_one_clear_line(tmp_path):
         cli, ["run", str(tmp_path / "p"), "-q", "--db", str(tmp_path / "x.db")]
     )
     assert result.exit_code == 1
-    assert "problem.py: evaluate: missing" in result.output
+    assert "problem.py: objectives: missing" in result.output
+    assert result.output.count("\n") == 1
 
 
 def test_unknown_selection_strategy_is_one_clear_line_and_stores_no_run(tmp_path):

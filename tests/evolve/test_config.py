@@ -65,3 +65,61 @@ def test_broken_toml_is_a_clear_error(tmp_path):
         load_config_file(path)
     with pytest.raises(ConfigError, match="no such configuration file"):
         load_config_file(tmp_path / "missing.toml")
+
+
+# The values a user reported as accepted or crashing: each is now one line naming the field,
+# the value and what is allowed, whichever way it arrives (Python, TOML, the command line).
+BAD_VALUES = {
+    "workers-float": ({"workers": 2.5}, "workers = 2.5: expected a whole number"),
+    "seed-text": ({"seed": "abc"}, "seed = 'abc': expected a whole number"),
+    "temperature-text": ({"temperature": "hot"}, "temperature = 'hot': expected a number"),
+    "budget-bool": ({"budget": True}, "budget = True: expected a whole number"),
+    "budget-text": ({"budget": "10"}, "budget = '10': expected a whole number"),
+    "islands-count-float": ({"islands": {"count": 2.5}}, "islands.count = 2.5: expected a whole"),
+    "islands-not-a-table": ({"islands": 3}, "islands = 3: expected a table of settings"),
+    "budget-nan": ({"max_wall_s": float("nan")}, "max_wall_s = nan: expected a finite number"),
+    "ensemble-unknown": ({"ensemble": "greedy"}, "ensemble = 'greedy': expected one of"),
+}
+
+
+@pytest.mark.parametrize(("settings", "message"), BAD_VALUES.values(), ids=BAD_VALUES.keys())
+def test_bad_values_are_one_line_naming_field_value_and_what_is_allowed(settings, message):
+    with pytest.raises(ConfigError) as python:
+        RunConfig(problem="x", **settings)
+    assert message in str(python.value) and "\n" not in str(python.value)
+    with pytest.raises(ConfigError) as stored:
+        RunConfig.from_dict({"problem": "x", **settings}, origin="run.toml")
+    assert str(stored.value) == f"run.toml: {python.value}"
+
+
+TOML_VALUES = {
+    "workers-float": ("workers = 2.5", "workers = 2.5: expected a whole number"),
+    "seed-text": ('seed = "abc"', "seed = 'abc': expected a whole number"),
+    "temperature-text": ('temperature = "hot"', "temperature = 'hot': expected a number"),
+    "budget-bool": ("budget = true", "budget = True: expected a whole number"),
+    "budget-text": ('budget = "10"', "budget = '10': expected a whole number"),
+    "islands-count": ("[islands]\ncount = 2.5", "islands.count = 2.5: expected a whole number"),
+}
+
+
+@pytest.mark.parametrize(("toml", "message"), TOML_VALUES.values(), ids=TOML_VALUES.keys())
+def test_the_command_line_says_the_same_in_one_line(tmp_path, toml, message):
+    from click.testing import CliRunner
+
+    from evoforge.evolve.cli import cli
+
+    path = tmp_path / "run.toml"
+    path.write_text(toml + "\n")
+    result = CliRunner().invoke(cli, ["run", "trivial", "--config", str(path), "--db", "x.db"])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {path}: {message}\n" or (
+        result.output.startswith(f"Error: {path}: ") and message in result.output
+    )
+    assert result.output.count("\n") == 1 and not (tmp_path / "x.db").exists()
+
+
+def test_sections_built_in_python_name_their_place_in_the_configuration():
+    with pytest.raises(ConfigError, match=r"^islands.count = 0: must be at least 1$"):
+        IslandConfig(count=0)
+    with pytest.raises(ConfigError, match=r"^unknown setting islands.countt \(= 1\); known: count"):
+        IslandConfig(countt=1)

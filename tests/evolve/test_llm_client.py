@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from evoforge.evolve._edits import apply_edit
+from evoforge.evolve.models import REDACTED
 from evoforge.evolve.models._client import ModelError, complete
 from evoforge.evolve.models._pool import ModelSpec
-from evoforge.evolve.models._redact import REDACTED
 from evoforge.evolve.models._retry import RetryPolicy
 from tests.evolve.openai_server import OpenAIServer
 from tests.evolve.test_offline import PARAMETRIC

@@ -8,7 +8,7 @@ import email.utils
 import numpy as np
 import pytest
 
-from evoforge.evolve.models._redact import REDACTED
+from evoforge.evolve.models import REDACTED
 from evoforge.evolve.models._retry import (
     EmptyAnswer,
     Failure,

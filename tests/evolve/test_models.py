@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from evoforge.evolve.models import REDACTED
 from evoforge.evolve.models._pool import ModelOutage, ModelPool, ModelSpec, ModelSpecError
-from evoforge.evolve.models._redact import REDACTED
 
 
 class Clock:

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from evoforge.evolve.models._redact import REDACTED, install_log_redaction, redact
+from evoforge.evolve.models import REDACTED, install_log_redaction, redact
 
 ENV_KEY = "q7Zt-unusual-shape-0042"  # no known key shape: only the environment can catch it
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from evoforge.problems import Direction, ProblemSpecError, Stage, Threshold, load_problem
@@ -40,7 +42,7 @@ MALFORMED = {
     "missing-objectives": ('name = "x"\ndef evaluate(o): return {}', "objectives"),
     "bad-direction": (
         'name = "x"\nobjectives = {"s": "up"}\ndef evaluate(o): return {}',
-        "objectives",
+        "objectives['s']",
     ),
     "empty-objectives": ('name = "x"\nobjectives = {}\ndef evaluate(o): return {}', "objectives"),
     "bad-descriptor": (
@@ -147,7 +149,7 @@ MALFORMED_STAGES = {
     ),
     "args-not-a-list": ('stages = [{"name": "full", "args": 3}]', "stages[0].args"),
     "kwargs-not-a-dict": ('stages = [{"name": "full", "kwargs": [1]}]', "stages[0].kwargs"),
-    "args-not-json": ('stages = [{"name": "full", "args": [object()]}]', "stages[0].args/kwargs"),
+    "args-not-json": ('stages = [{"name": "full", "args": [object()]}]', "stages[0]"),
     "bad-timeout": ('stages = [{"name": "full", "timeout_s": 0}]', "stages[0].timeout_s"),
     "bad-memory": ('stages = [{"name": "full", "memory_mb": 1.5}]', "stages[0].memory_mb"),
     "threshold-not-a-dict": (
@@ -185,3 +187,24 @@ def test_malformed_stages_name_the_field_and_the_fix(make_problem, body, field):
     assert info.value.field == field
     assert f"problem.py: {field}: " in str(info.value)
     assert len(str(info.value).split(f"{field}: ", 1)[1]) > 20  # says what to do, not just "bad"
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "meant"),
+    [
+        ('objective = {"s": "maximize"}', "objective", "objectives"),
+        ("timeout = 5", "timeout", "timeout_s"),
+        ('descriptor = {"a": (0, 1, 2)}', "descriptor", "descriptors"),
+    ],
+    ids=["objective", "timeout", "descriptor"],
+)
+def test_a_misspelled_declaration_is_an_error_not_ignored(make_problem, line, field, meant):
+    folder = make_problem(textwrap.dedent(TRIVIAL_SPEC) + line + "\n", TRIVIAL_SEED)
+    with pytest.raises(ProblemSpecError, match=f"did you mean '{meant}'") as info:
+        load_problem(folder)
+    assert info.value.field == field
+
+
+def test_the_specs_own_names_are_left_alone(make_problem):
+    spec = textwrap.dedent(TRIVIAL_SPEC) + "TOL = 1e-9\n_cache = {}\natol = 1e-6\nsize = 3\n"
+    assert load_problem(make_problem(spec, TRIVIAL_SEED)).name == "tiny"

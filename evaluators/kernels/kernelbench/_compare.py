@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_TOLERANCE = {"float64": 1e-6, "float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
-"""atol = rtol by output dtype (KernelBench's values for float32, float16, bfloat16)."""
+from evoforge.evaluators.kernels._io import DEFAULT_TOLERANCE
+
 PRECISION_FLOOR = {"float64": 1e-12, "float32": 1e-5, "float16": 4e-3, "bfloat16": 3e-2}
 """Largest normwise error against float64 always allowed, by output dtype."""
 PRECISION_FACTOR = 16.0

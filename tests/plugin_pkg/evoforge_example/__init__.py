@@ -10,7 +10,7 @@ and calls its hook implementations exactly as it calls the built-ins'.
 
 from pathlib import Path
 
-from evoforge.plugins import hookimpl
+from evoforge import hookimpl
 from evoforge_example._script import ScriptEvaluator
 
 __all__ = ["ScriptEvaluator"]

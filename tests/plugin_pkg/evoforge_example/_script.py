@@ -1,7 +1,7 @@
 """The ``example-script`` evaluator: run the candidate as a script, score what it prints.
 
 Each evaluation runs ``python -I candidate.py [ARGS]`` through evoforge's shared sandbox
-(:func:`evoforge.evaluators.sandbox._run.run_sandboxed`: own session and process group, fresh
+(:func:`evoforge.evaluators.run_sandboxed`: own session and process group, fresh
 working directory, CPU/memory/file-size limits, wall-clock timeout that kills the group, its own
 network namespace where the host allows one). The sandboxed child replaces itself with a fresh
 interpreter, so the candidate shares no memory with the engine. What the script prints to stdout is
@@ -38,7 +38,7 @@ from evoforge.evaluators import (
     run_cascade,
     run_sandboxed,
 )
-from evoforge.evaluators.sandbox._child import RESULT_FD
+from evoforge.evaluators.sandbox import RESULT_FD
 from evoforge.problems import import_spec
 
 if TYPE_CHECKING:

@@ -1,0 +1,195 @@
+"""The schema of a problem spec's declarations: one pydantic model, shared by spec files and
+:func:`~evoforge.problems.define_problem`.
+
+A spec file's module-level names are its declarations (``name``, ``objectives``, …); functions
+(``evaluate`` and the stages' scoring functions) are checked by the loader, which needs the
+module. Field errors become :class:`ProblemSpecError` with the file, the field as a user writes
+it (``descriptors['size']``, ``stages[0].timeout_s``) and the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
+
+from evoforge._validation import Settings, describe_item
+
+
+class ProblemSpecError(ValueError):
+    """A problem spec is malformed. The message names the file, the field and the fix."""
+
+    def __init__(self, path: Path | str, field: str, message: str) -> None:
+        self.path, self.field = Path(path), field
+        super().__init__(f"{path}: {field}: {message}")
+
+
+Lax = Field(strict=False)  # a list where a tuple is declared (specs are often written so)
+Number = Annotated[float, Field(allow_inf_nan=False)]
+
+
+def _low_below_high(value: tuple[float, float, int]) -> tuple[float, float, int]:
+    low, high, _ = value
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"needs finite numbers low < high, found low={low!r}, high={high!r}")
+    return value
+
+
+DescriptorRange = Annotated[
+    tuple[Number, Number, Annotated[int, Field(ge=1)]], Lax, AfterValidator(_low_below_high)
+]
+"""``(low, high, bins)``: a fixed range cut into equal bins."""
+
+
+class ThresholdDeclaration(Settings):
+    """The bar a cascade stage's metric must clear: inclusive bounds, at least one."""
+
+    metric: Annotated[str, Field(min_length=1)]
+    min: Number | None = None
+    max: Number | None = None
+
+    @model_validator(mode="after")
+    def _a_bound(self) -> ThresholdDeclaration:
+        if self.min is None and self.max is None:
+            raise ValueError('sets neither min nor max; use {"metric": "accuracy", "min": 0.9}')
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min!r} > max {self.max!r}; no value could pass")
+        return self
+
+
+class StageDeclaration(Settings):
+    """One cascade stage as declared (defaults are filled in by the loader)."""
+
+    name: str
+    args: Annotated[tuple[Any, ...], Lax] = ()
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    timeout_s: Annotated[float, Field(gt=0)] | None = None
+    memory_mb: Annotated[int, Field(gt=0)] | None = None
+    evaluate: str | None = None
+    threshold: ThresholdDeclaration | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _identifier(cls, name: str) -> str:
+        if not name.isidentifier():
+            raise ValueError('give each stage a name that is an identifier, e.g. "quick"')
+        return name
+
+    @model_validator(mode="after")
+    def _json_arguments(self) -> StageDeclaration:
+        try:
+            json.dumps([list(self.args), self.kwargs])
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"args/kwargs cannot be sent to the candidate as JSON ({exc}); use numbers, "
+                "strings, lists and dicts"
+            ) from None
+        return self
+
+
+class Declaration(Settings):
+    """Everything a problem declares besides its functions (see :func:`load_problem`)."""
+
+    name: str
+    objectives: Annotated[dict[str, Literal["maximize", "minimize"]], Field(min_length=1)]
+    descriptors: dict[str, DescriptorRange] = Field(default_factory=dict)
+    evaluator: Annotated[str, Field(min_length=1)] = "python"
+    entry: str = "main"
+    timeout_s: Annotated[float, Field(gt=0)] = 30.0
+    memory_mb: Annotated[int, Field(gt=0)] = 2048
+    preload: Annotated[tuple[str, ...], Lax] = ("numpy",)
+    description: str = ""
+    options: dict[str, Any] = Field(default_factory=dict)
+    stages: Annotated[tuple[StageDeclaration, ...], Lax, Field(min_length=1)] | None = None
+    seed_file: str = "seed.py"
+    seed_source: str | None = None
+
+    @field_validator("name", "entry")
+    @classmethod
+    def _identifier(cls, value: str) -> str:
+        if not value.isidentifier():
+            raise ValueError("not a valid identifier; use letters, digits and underscores")
+        return value
+
+    @field_validator("objectives", mode="before")
+    @classmethod
+    def _any_case(cls, objectives: Any) -> Any:
+        if isinstance(objectives, dict):
+            return {k: v.lower() if isinstance(v, str) else v for k, v in objectives.items()}
+        return objectives
+
+
+DECLARATIONS: tuple[str, ...] = tuple(Declaration.model_fields)
+"""The names a spec declares; any other module-level name is the spec's own."""
+
+_FIXES = {
+    "name": 'add name = "my_problem" (an identifier)',
+    "objectives": 'declare e.g. objectives = {"score": "maximize"} ("maximize" or "minimize"; '
+    "the first is primary)",
+    "descriptors": 'declare each as "name": (low, high, bins), e.g. {"size": (0.0, 1.0, 10)}',
+    "evaluator": 'name an evaluator plugin, e.g. evaluator = "python" (see `evoforge plugins`)',
+    "entry": 'name the function the candidate defines, e.g. entry = "main"',
+    "timeout_s": "use a number of seconds, e.g. timeout_s = 30",
+    "memory_mb": "use whole megabytes, e.g. memory_mb = 2048",
+    "preload": 'use a list of module names, e.g. preload = ["numpy"]',
+    "description": "use a string",
+    "options": 'use a dict, e.g. options = {"sandbox_network": "server"}',
+    "stages": 'use a list of dicts, e.g. [{"name": "quick", "args": [10], "threshold": '
+    '{"metric": "accuracy", "min": 0.9}}, {"name": "full"}]; a stage has '
+    + ", ".join(StageDeclaration.model_fields),
+    "seed_file": 'name the seed program file, e.g. seed_file = "seed.py"',
+    "seed_source": "give the seed program's text",
+}
+
+
+def declaration_error(path: Path | str, error: ValidationError) -> ProblemSpecError:
+    """The first bad declaration as a :class:`ProblemSpecError` naming the field as written
+    (``descriptors['d']``, ``stages[0].threshold.min``), what is wrong and the fix."""
+    item = error.errors(include_url=False)[0]
+    loc = list(item.get("loc", ()))
+    if item.get("type") == "extra_forbidden":
+        return _unknown_key(path, loc)
+    field = _field_name(loc)
+    message = describe_item(item, field=None)
+    fix = _FIXES.get(str(loc[0]) if loc else "", "")
+    return ProblemSpecError(path, field, f"{message}; {fix}" if fix else message)
+
+
+def _unknown_key(path: Path | str, loc: list[Any]) -> ProblemSpecError:
+    key, container = str(loc[-1]), loc[:-1]
+    known: tuple[str, ...] = DECLARATIONS
+    if container:
+        known = tuple(
+            StageDeclaration.model_fields
+            if container[-1] != "threshold"
+            else ThresholdDeclaration.model_fields
+        )
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    if not container:
+        return ProblemSpecError(
+            path, key, f"is not a declaration; {hint}declarations: {', '.join(known)}"
+        )
+    return ProblemSpecError(
+        path, _field_name(container), f"unknown key {key!r}; {hint}known: {', '.join(known)}"
+    )
+
+
+def _field_name(loc: list[Any]) -> str:
+    """``['stages', 0, 'name']`` → ``stages[0].name``; dict keys as ``descriptors['d']``."""
+    if not loc:
+        return "spec"
+    text = str(loc[0])
+    keyed = loc[0] in ("objectives", "descriptors", "options")
+    for index, part in enumerate(loc[1:]):
+        if isinstance(part, int) or (keyed and index == 0):
+            text += f"[{part!r}]"
+            if keyed:
+                break  # an element of the declared tuple: the entry is what to fix
+        else:
+            text += f".{part}"
+    return text
