@@ -440,9 +440,7 @@ def test_bad_template_settings_are_errors(make_problem) -> None:
         load_templates(load_problem(make_problem(spec, TRIVIAL_SEED)))
     with pytest.raises(ConfigError, match=r"prompts.templates: task_dif: no template is called"):
         PromptConfig(templates={"task_dif": "x"})
-    with pytest.raises(
-        ConfigError, match=r"system: unknown placeholder.*\$nope"
-    ):
+    with pytest.raises(ConfigError, match=r"system: unknown placeholder.*\$nope"):
         PromptConfig(templates={"system": "$nope"})
 
 
