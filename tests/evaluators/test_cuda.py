@@ -129,6 +129,8 @@ def test_registered_as_a_builtin_plugin():
 
 
 def test_unavailable_without_nvcc_says_so(monkeypatch):
+    # torch is checked first; pretend it is there so that this runs without the kernel extras
+    monkeypatch.setattr("evoforge.evaluators.kernels.kernelbench._cuda.torch_missing", lambda: "")
     monkeypatch.setattr("evoforge.evaluators.kernels.kernelbench._cuda.find_nvcc", lambda: None)
     availability = CudaEvaluator.availability()
     assert not availability.available

@@ -33,6 +33,7 @@ def test_registered_as_a_builtin_plugin():
     assert TritonEvaluator.targets == ("cuda", "cpu-interpret")
 
 
+@needs_torch
 def test_available_where_torch_and_triton_are_installed(monkeypatch):
     assert TritonEvaluator.availability().available
     real = importlib.util.find_spec
