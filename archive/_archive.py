@@ -253,6 +253,14 @@ class Archive(Runs, Grids):
         )
         return cursor.lastrowid
 
+    def baselines(self, run_id: str) -> dict[str, dict[str, float]]:
+        """The baselines the run's last session measured (``{label: {objective: value}}``),
+        to report results against; empty when the problem has none."""
+        for event in reversed(self.events(run_id)):
+            if event.kind in ("run_start", "run_resume"):
+                return dict(event.data.get("baselines") or {})
+        return {}
+
     def events(self, run_id: str, kind: str | None = None) -> list[Event]:
         """The run's events in the order they were recorded, optionally of one kind."""
         if kind is None:

@@ -40,6 +40,8 @@ class RunResult:
         best: the best program (by the primary objective), or None if none scored.
         seed: the seed program as stored.
         db: the archive file.
+        baselines: reference values the results are reported against
+            (``{label: {objective: value}}``), as the last session measured them.
 
     Example::
 
@@ -57,6 +59,7 @@ class RunResult:
     best: Program | None
     seed: Program | None
     db: Path
+    baselines: dict[str, dict[str, float]]
 
     def open_archive(self) -> Archive:
         """The archive the run is in (use as a context manager)."""
@@ -78,6 +81,7 @@ class RunResult:
                 best=archive.get_program(run_id, best_id) if best_id else None,
                 seed=next(archive.programs(run_id), None),
                 db=db,
+                baselines=archive.baselines(run_id),
             )
 
 

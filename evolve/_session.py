@@ -20,7 +20,7 @@ from evoforge.evolve._controller import Controller, Progress, SessionReport
 from evoforge.evolve.prompts import PromptTemplateError, load_templates
 from evoforge.islands import Islands, Strategy
 from evoforge.plugins import problems, selection_strategy
-from evoforge.problems import Problem, load_problem
+from evoforge.problems import Problem, load_problem, measure_baselines
 
 log = logging.getLogger("evoforge")
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -199,6 +199,7 @@ class _Parts:
     evaluator: type[Evaluator]
     problem: Problem  # the problem as this host can score it (see measurable_problem)
     unmeasurable: dict[str, str]
+    baselines: dict[str, dict[str, float]]  # stored with the session's start event
 
 
 def _prepare(problem: Problem, config: RunConfig) -> _Parts:
@@ -213,7 +214,7 @@ def _prepare(problem: Problem, config: RunConfig) -> _Parts:
         load_templates(problem, config.prompts)  # a broken prompt file fails now, not per call
     except PromptTemplateError as exc:
         raise ConfigError(str(exc)) from None
-    return _Parts(strategy, cls, measured, missing)
+    return _Parts(strategy, cls, measured, missing, measure_baselines(problem))
 
 
 def measurable_problem(problem: Problem, cls: type[Evaluator]) -> tuple[Problem, dict[str, str]]:
@@ -277,6 +278,7 @@ async def _session(
                 "problem": digest,
                 "objectives": ranked_by,
                 "unmeasurable": parts.unmeasurable,
+                "baselines": parts.baselines,
             },
         )
     # From here the row says "running": every way out below records how the session ended.

@@ -6,6 +6,7 @@ Built-in problems live in ``problems/builtin`` and are registered through the
 ``register_problems`` hook like any third-party problem.
 """
 
+from evoforge.problems._baselines import measure_baselines, versus
 from evoforge.problems._blocks import END_MARKER, START_MARKER, Block, BlockError, find_blocks
 from evoforge.problems._declaration import DECLARATIONS, Declaration, ProblemSpecError
 from evoforge.problems._define import CACHE_ENV, define_problem
@@ -21,6 +22,9 @@ __all__ = [
     # cascade
     "Stage",
     "Threshold",
+    # baselines, reported beside results
+    "measure_baselines",
+    "versus",
     # EVOLVE-BLOCK regions
     "END_MARKER",
     "START_MARKER",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -107,6 +108,7 @@ class Declaration(Settings):
     stages: Annotated[tuple[StageDeclaration, ...], Lax, Field(min_length=1)] | None = None
     seed_file: str = "seed.py"
     seed_source: str | None = None
+    baselines: dict[str, dict[str, Number]] = Field(default_factory=dict)
 
     @field_validator("name", "entry")
     @classmethod
@@ -114,6 +116,11 @@ class Declaration(Settings):
         if not value.isidentifier():
             raise ValueError("not a valid identifier; use letters, digits and underscores")
         return value
+
+    @model_validator(mode="after")
+    def _baselines_name_objectives(self) -> Declaration:
+        check_baselines(self.baselines, self.objectives)
+        return self
 
     @field_validator("objectives", mode="before")
     @classmethod
@@ -124,6 +131,29 @@ class Declaration(Settings):
 
 
 DECLARATIONS: tuple[str, ...] = tuple(Declaration.model_fields)
+
+
+def check_baselines(
+    baselines: Mapping[str, Mapping[str, float]], objectives: Iterable[str]
+) -> None:
+    """Each baseline names objectives of the problem, with a nonzero value for each.
+
+    Raises:
+        ValueError: one that does not, named.
+    """
+    known = set(objectives)
+    for label, values in baselines.items():
+        if not values:
+            raise ValueError(f"baseline {label!r} gives no value; map objectives to numbers")
+        if unknown := sorted(set(values) - known):
+            raise ValueError(
+                f"baseline {label!r} names {', '.join(unknown)}, which are not objectives "
+                f"(objectives: {', '.join(sorted(known))})"
+            )
+        if zero := sorted(name for name, value in values.items() if value == 0):
+            raise ValueError(f"baseline {label!r} is 0 for {', '.join(zero)}: no ratio to it")
+
+
 """The names a spec declares; any other module-level name is the spec's own."""
 
 _FIXES = {
@@ -143,6 +173,8 @@ _FIXES = {
     + ", ".join(StageDeclaration.model_fields),
     "seed_file": 'name the seed program file, e.g. seed_file = "seed.py"',
     "seed_source": "give the seed program's text",
+    "baselines": 'map each baseline to objective values, e.g. {"stock -Oz": {"text_bytes": '
+    "97669}}, or define `def baselines() -> dict` that measures them once per session",
 }
 
 

@@ -126,6 +126,9 @@ def load_problem(path: Path | str) -> Problem:
     names = {k: v for k, v in vars(module).items() if not k.startswith("_")}
     _check_misspellings(path, names)
     declared = {k: names[k] for k in DECLARATIONS if k in names}
+    measures_baselines = callable(declared.get("baselines"))
+    if measures_baselines:  # `def baselines()`: measured per session, not declared
+        del declared["baselines"]
     if "description" not in declared and module.__doc__:
         declared["description"] = module.__doc__.strip()
     try:
@@ -155,6 +158,8 @@ def load_problem(path: Path | str) -> Problem:
         description=decl.description,
         options=decl.options,
         stages=_stages(path, decl, names),
+        baselines=decl.baselines,
+        measures_baselines=measures_baselines,
     )
 
 
@@ -163,6 +168,8 @@ def _check_misspellings(path: Path, names: Mapping[str, Any]) -> None:
     for name in names:
         if name in DECLARATIONS or not name.islower() or callable(names[name]):
             continue
+        if any(name.startswith(f"{declared}_") for declared in DECLARATIONS):
+            continue  # `baselines_note`, `objectives_list`: a deliberate name of the spec's own
         close = difflib.get_close_matches(name, DECLARATIONS, n=1, cutoff=0.75)
         if close:
             raise ProblemSpecError(

@@ -136,6 +136,12 @@ class Problem:
     options: Mapping[str, object] = field(default_factory=dict)
     stages: tuple[Stage, ...] = ()
     """Cascade stages, cheapest first; empty: one run of ``entry()`` scored by ``evaluate``."""
+    baselines: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Reference values of objectives by label (``{"stock -Oz": {"text_bytes": 97669.0}}``),
+    shown as ratios beside results; more are measured by the spec's ``baselines()``."""
+    measures_baselines: bool = False
+    """Whether the spec defines ``baselines()``, measured once per session
+    (:func:`~evoforge.problems.measure_baselines`)."""
 
     @property
     def primary(self) -> Objective:

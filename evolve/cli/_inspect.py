@@ -123,10 +123,11 @@ def top(run_id, count, pareto, db, as_json):
         evoforge top -n 5
         evoforge top --pareto --json
     """
-    from evoforge.problems import load_problem
+    from evoforge.problems import load_problem, versus
 
     with _open(db) as archive:
         run = _run_or_latest(archive, run_id)
+        baselines = archive.baselines(run.id)
         if pareto:
             objectives = load_problem(run.problem_path).objectives
             programs = sorted(
@@ -135,20 +136,21 @@ def top(run_id, count, pareto, db, as_json):
         else:
             programs = archive.top(run.id, count)
     if as_json:
-        click.echo(
-            json.dumps(
-                [_program_dict(p, with_source=False) for p in programs], indent=2, default=str
-            )
-        )
+        rows = [
+            {**_program_dict(p, with_source=False), "versus": dict(versus(p.objectives, baselines))}
+            for p in programs
+        ]
+        click.echo(json.dumps(rows, indent=2, default=str))
         return
     click.echo(
         f"{'rank':>4}  {'program':16}  {'score':>14}  {'seq':>6}  {'gen':>4}  island  objectives"
     )
     for rank, p in enumerate(programs, start=1):
         objectives = ", ".join(f"{k}={_fmt(v)}" for k, v in p.objectives.items())
+        ratios = "".join(f"  [vs {label}: {r}]" for label, r in versus(p.objectives, baselines))
         click.echo(
             f"{rank:>4}  {p.id:16}  {_fmt(p.score):>14}  {p.seq:>6}  {p.generation:>4}  "
-            f"{p.island:>6}  {objectives}"
+            f"{p.island:>6}  {objectives}{ratios}"
         )
 
 

@@ -12,6 +12,7 @@ import click
 from evoforge.archive import DEFAULT_DB
 from evoforge.evolve.cli._common import db_option
 from evoforge.evolve.models import POLICIES
+from evoforge.problems import versus
 
 
 def _quiet_option(func):
@@ -152,6 +153,7 @@ def _summary(run_id: str, report, db: Path) -> None:
         best = (
             archive.get_program(run_id, report.best_program_id) if report.best_program_id else None
         )
+        baselines = archive.baselines(run_id)
     db_flag = "" if str(db) == DEFAULT_DB else f" --db {db}"
     click.echo(f"Run {run_id} {report.status}: {report.reason}")
     click.echo(
@@ -162,6 +164,8 @@ def _summary(run_id: str, report, db: Path) -> None:
         click.echo(f"Best  {_objectives(best)}  (program {best.id})")
     if seed is not None and seed.score is not None:
         click.echo(f"Seed  {_objectives(seed)}")
+    for label, ratios in versus(best.objectives, baselines) if best is not None else ():
+        click.echo(f"Best vs {label}: {ratios}")
     click.echo(f"Archive: {db.resolve()}")
     click.echo("Look at it with:")
     click.echo(f"  evoforge status {run_id}{db_flag}")

@@ -41,6 +41,11 @@ timeout_s = 10
 memory_mb = 1024
 preload = ["numpy"]
 seed_file = "seed.py"
+# Published bests for n = 26, shown as ratios beside results.
+baselines = {
+    "AlphaEvolve (2025)": {"sum_radii": 2.6358627564},
+    "best open result": {"sum_radii": 2.635983},
+}
 
 N = 26
 TOL = 1e-9
