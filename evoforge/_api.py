@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import functools
 import os
+import threading
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -224,15 +226,36 @@ def _sync(coroutine: Coroutine[Any, Any, T]) -> T:
 
     With no event loop running in this thread, ``asyncio.run``. Inside a running loop (a
     notebook cell, an async host), blocking that loop's thread on another loop is the only
-    synchronous answer: the coroutine runs in a worker thread with a loop of its own.
+    synchronous answer: the coroutine runs in a worker thread with a loop of its own, and an
+    interrupt of the waiting thread (a notebook's stop button) cancels it there, so the run is
+    recorded as stopped rather than left running behind the user's back.
     """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coroutine)
+    started = threading.Event()
+    handle: dict[str, Callable[[], None]] = {}
+
+    async def main() -> T:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        assert task is not None
+        handle["cancel"] = lambda: loop.call_soon_threadsafe(task.cancel)
+        started.set()
+        return await coroutine
+
     context = contextvars.copy_context()
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="evoforge") as pool:
-        return pool.submit(context.run, asyncio.run, coroutine).result()
+        future = pool.submit(context.run, asyncio.run, main())
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            if started.wait(5):
+                with contextlib.suppress(RuntimeError):  # its loop already closed: it ended
+                    handle["cancel"]()
+            with contextlib.suppress(BaseException):
+                future.result()  # the session records its stop before this returns
+            raise
 
 
 def _config(

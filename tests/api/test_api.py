@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import signal
 import sqlite3
 import threading
@@ -191,3 +192,26 @@ def test_every_public_name_is_documented_with_an_example():
             undocumented.append(name)
     assert not undocumented, f"public names without an example: {undocumented}"
     assert set(dir(evoforge)) >= set(evoforge.__all__)
+
+
+def test_an_interrupt_in_a_notebook_stops_the_run_it_started(tiny, tmp_path):
+    """A notebook's stop button raises KeyboardInterrupt in the thread that waits on ``run``:
+    the run, which lives on a loop in a worker thread, is cancelled and recorded as stopped."""
+    db = tmp_path / "nb.db"
+
+    class InterruptAfterThree:
+        def update(self, snapshot):
+            if snapshot.evaluations == 3:
+                os.kill(os.getpid(), signal.SIGINT)  # the kernel's interrupt: a real signal
+
+    async def cell():
+        # as in a notebook kernel: SIGINT raises KeyboardInterrupt where the cell waits
+        # (asyncio.run's own handler would only cancel this task)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        return evoforge.run(tiny, budget=300, workers=1, db=db, progress=InterruptAfterThree())
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(cell())
+    [(status, reason)] = statuses(db)
+    assert (status, reason) == ("stopped", "cancelled")
+    assert not [t for t in threading.enumerate() if t.name.startswith("evoforge")]
