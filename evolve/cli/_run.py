@@ -59,6 +59,11 @@ def _spending_options(func):
 @click.option("--max-wall", "max_wall_s", type=float, help="Wall-time budget in seconds.")
 @_spending_options
 @click.option(
+    "--tune/--no-tune",
+    default=None,
+    help="Tune the knobs candidates declare, for problems that ask for it (default: on).",
+)
+@click.option(
     "--selection",
     help="Parent selection: uniform, tournament, rank, fitness_weighted, or a plugin's.",
 )

@@ -41,6 +41,9 @@ timeout_s = 10
 memory_mb = 1024
 preload = ["numpy"]
 seed_file = "seed.py"
+# The seed's `# knob:` constants (and any a candidate declares) are tuned by TPE after each
+# evaluation; every trial is an evaluation taken from the budget (`--no-tune` turns it off).
+tuning = {"trials": 12}
 # Published bests for n = 26, shown as ratios beside results.
 baselines = {
     "AlphaEvolve (2025)": {"sum_radii": 2.6358627564},
