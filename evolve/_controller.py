@@ -394,7 +394,8 @@ class Controller:
             return
         self._in_flight.add(child_id)
         overhead += time.perf_counter() - tick
-        trials = TrialBudget(self._take_trial)  # knob-tuning trials take from the budget
+        # Knob-tuning trials take from the budget; the parent's score decides whether to tune.
+        trials = TrialBudget(self._take_trial, parent.score)
         TRIAL_BUDGET.set(trials)  # this candidate's task only
         try:
             async with eval_slots:

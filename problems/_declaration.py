@@ -99,6 +99,8 @@ class TuningDeclaration(Settings):
     stage: str | None = None
     metric: str | None = None
     direction: Literal["maximize", "minimize"] | None = None
+    knobs: Annotated[int, Field(ge=1)] | None = None
+    only_improved: bool = True
 
 
 class Declaration(Settings):

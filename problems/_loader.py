@@ -175,6 +175,8 @@ def load_problem(path: Path | str) -> Problem:
             decl.tuning.stage,
             decl.tuning.metric,
             None if decl.tuning.direction is None else Direction(decl.tuning.direction),
+            decl.tuning.knobs,
+            decl.tuning.only_improved,
         ),
         held_out=_stages(path, decl, names, held_out=True),
         requires=decl.requires,

@@ -120,12 +120,16 @@ class Tuning:
         metric: what trials optimise (None: the primary objective); with ``stage``, a metric
             of that stage.
         direction: ``maximize`` or ``minimize`` for ``metric`` (None: the objective's own).
+        knobs: tune at most this many knobs per candidate, chosen at random (None: all).
+        only_improved: tune only candidates that score at least as well as their parent.
     """
 
     trials: int
     stage: str | None = None
     metric: str | None = None
     direction: Direction | None = None
+    knobs: int | None = None
+    only_improved: bool = True
 
     def maximize(self, problem: Problem) -> bool:
         if self.direction is not None:

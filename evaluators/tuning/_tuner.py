@@ -17,6 +17,12 @@ sees, the program that was scored. Metrics keep the untuned score (``untuned_<ob
 the number of trials and the tuned values (``knobs``); the ``tuning`` artifact says what
 changed.
 
+Which candidates, which knobs: with ``tuning["only_improved"]`` (the default) only a
+candidate that scores at least as well as its parent is tuned, so trials refine promising
+programs instead of every edit; with ``tuning["knobs"] = k`` each candidate tunes k of its
+knobs, chosen at random (seeded by the source): TPE learns far more from a dozen trials in 3
+dimensions than in 20.
+
 With ``tuning["stage"]``, trials run the cascade only up to that stage and optimise one of
 its metrics (cheap trials for expensive problems); the winner, if it is not the untuned
 program, is then evaluated in full once more (one more evaluation), and kept only if its
@@ -33,6 +39,7 @@ import contextvars
 import hashlib
 import logging
 import math
+import random
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -58,9 +65,12 @@ class TrialBudget:
     every declared trial runs.
     """
 
-    def __init__(self, take: Callable[[], bool]) -> None:
+    def __init__(self, take: Callable[[], bool], parent_score: float | None = None) -> None:
         self._take = take
         self.taken = 0
+        self.parent_score = parent_score
+        """The parent's score (bigger is better); with ``tuning["only_improved"]``, a
+        candidate that scores below it is not tuned."""
 
     def take(self) -> bool:
         """Reserve one evaluation for a trial; False when the run's budget has no room."""
@@ -101,6 +111,13 @@ async def evaluate_tuned(problem: Problem, source: str, evaluate: Evaluate) -> E
         return base
     if not knobs:
         return base
+    budget = TRIAL_BUDGET.get()
+    parent = budget.parent_score if budget is not None else None
+    if tuning.only_improved and parent is not None and problem.score(base.objectives) < parent:
+        return base  # trials go to candidates that held their parent's score or beat it
+    if tuning.knobs is not None and len(knobs) > tuning.knobs:
+        rng = random.Random(hashlib.sha256(source.encode()).digest())
+        knobs = sorted(rng.sample(knobs, tuning.knobs), key=lambda k: k.start)
     return await _tune(problem, source, base, knobs, evaluate)
 
 
