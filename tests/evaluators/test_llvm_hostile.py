@@ -77,7 +77,11 @@ def test_hostile_policy_is_contained_and_typed(case, tmp_path, monkeypatch):
 
 def test_good_policy_scores_the_test_program(tmp_path, monkeypatch):
     small_corpus(tmp_path, monkeypatch)
-    never = run_quick("llvm_inlining", "def decide(f):\n    return False\n")
+    never = run_quick(
+        "llvm_inlining",
+        "SEEN = []\ndef decide(f):\n    if not SEEN:\n        SEEN.append(print(sorted(f)))\n"
+        "    return False\n",
+    )
     stock = run_quick(
         "llvm_inlining", "def decide(f):\n    return f['cost_estimate'] < f['threshold']\n"
     )
@@ -85,7 +89,8 @@ def test_good_policy_scores_the_test_program(tmp_path, monkeypatch):
     assert stock.metrics["text_vs_stock"] == 1.0
     assert never.metrics["text_bytes"] != stock.metrics["text_bytes"]
     assert never.metrics["decisions"] > 0 and never.metrics["inlined_share"] == 0.0
-    assert "inlining_default" not in stock.artifacts.get("stdout_tail", "")
+    printed = never.artifacts["stdout_tail"]  # what the policy printed reaches the prompt
+    assert "cost_estimate" in printed and "inlining_default" not in printed  # always 0: dropped
 
 
 def test_priority_policy_must_answer_a_32_bit_number(tmp_path, monkeypatch):

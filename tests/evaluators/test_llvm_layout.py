@@ -6,8 +6,7 @@ import subprocess
 
 import pytest
 
-from evoforge.evaluators.llvm import check_order, ext_tsp, parse_bolt
-from evoforge.evaluators.llvm._tools import BOLT_RUNTIME
+from evoforge.evaluators.llvm import BOLT_RUNTIME, check_order, ext_tsp, parse_bolt
 from tests.evaluators.llvm_helpers import DATA, needs_bolt, real_corpus
 
 
