@@ -349,6 +349,7 @@ async def _held_out(
             "held_out",
             data={
                 "program": best.id,
+                "stages": [stage.name for stage in evaluator.problem.held_out],
                 "status": str(result.status),
                 "metrics": numbers,
                 "error": result.artifacts.get("error", ""),

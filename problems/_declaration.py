@@ -180,18 +180,18 @@ def check_baselines(
     objectives: Iterable[str],
     held_out: Iterable[str] = (),
 ) -> None:
-    """Each baseline names objectives of the problem (or ``<held-out stage>.<objective>``,
-    a reference for the held-out result), with a nonzero value for each.
+    """Each baseline names objectives of the problem (or ``<held-out stage>.<metric>``, a
+    reference for a held-out stage's result), with a nonzero value for each.
 
     Raises:
         ValueError: one that does not, named.
     """
     known = set(objectives)
-    known |= {f"{stage}.{name}" for stage in held_out for name in list(known)}
+    stages = tuple(f"{stage}." for stage in held_out)
     for label, values in baselines.items():
         if not values:
             raise ValueError(f"baseline {label!r} gives no value; map objectives to numbers")
-        if unknown := sorted(set(values) - known):
+        if unknown := sorted(n for n in set(values) - known if not n.startswith(stages)):
             raise ValueError(
                 f"baseline {label!r} names {', '.join(unknown)}, which are not objectives "
                 f"(objectives: {', '.join(sorted(known))})"

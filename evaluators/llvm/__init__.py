@@ -14,13 +14,8 @@ from evoforge.evaluators.llvm._corpus import ready as corpus_ready
 from evoforge.evaluators.llvm._corpus import setup as setup_corpora
 from evoforge.evaluators.llvm._elf import text_bytes
 from evoforge.evaluators.llvm._evaluator import TASKS, LlvmEvaluator
-from evoforge.evaluators.llvm._layout import (
-    check_order,
-    ext_tsp,
-    load_profile,
-    parse_bolt,
-    prepare_profile,
-)
+from evoforge.evaluators.llvm._layout import check_order, ext_tsp, parse_bolt
+from evoforge.evaluators.llvm._profile import apply_layout, load_profile, prepare_profile
 from evoforge.evaluators.llvm._runner import measure_stock
 from evoforge.evaluators.llvm._tools import BOLT_RUNTIME, INSTALL, REQUIRES, missing_tools, tool
 
@@ -30,6 +25,7 @@ __all__ = [
     "LlvmEvaluator",
     "measure_stock",
     # code layout
+    "apply_layout",
     "check_order",
     "ext_tsp",
     "load_profile",

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from evoforge.archive import Status
-from evoforge.evaluators.llvm._layout import check_order, ext_tsp, load_profile
+from evoforge.evaluators.llvm._layout import check_order, ext_tsp
+from evoforge.evaluators.llvm._profile import apply_layout, load_profile
 from evoforge.evaluators.llvm._runner import PolicyFailure, PolicyLink, PolicySandbox
 from evoforge.evaluators.sandbox import Isolation
 
@@ -28,6 +29,8 @@ def serve_layout(request: dict[str, Any], isolation: Isolation) -> dict[str, Any
     link: PolicyLink | None = None
     failure: PolicyFailure | None = None
     score = original = bolt = 0.0
+    orders: dict[str, list[int]] = {}
+    applied: dict[str, Any] = {}
     try:
         policy = PolicySandbox(request, isolation, root)
         link = PolicyLink(
@@ -42,11 +45,21 @@ def serve_layout(request: dict[str, Any], isolation: Isolation) -> dict[str, Any
                     Status.INCORRECT,
                     f"function {function['name']} (decision {link.decisions}): {why}",
                 )
+            orders[function["name"]] = order
             score += ext_tsp(function["sizes"], function["edges"], order, function["successors"])
             original += function["original_score"]
             bolt += function["bolt_score"]
+        if request.get("apply"):  # the policy has answered everything: close it first
+            link.conn.close()
+            work = root / "apply"
+            work.mkdir()
+            applied = apply_layout(orders, work)
+            applied["i1_misses_original"] = profile["i1_misses_original"]
+            applied["i1_misses_bolt"] = profile["i1_misses_bolt"]
     except PolicyFailure as exc:
         failure = exc
+    except RuntimeError as exc:  # the rebuild or cachegrind failed for a valid layout
+        failure = PolicyFailure(Status.CRASHED, f"applying the layout failed: {exc}")
     finally:
         if link is not None:
             link.conn.close()
@@ -63,7 +76,8 @@ def serve_layout(request: dict[str, Any], isolation: Isolation) -> dict[str, Any
         shutil.rmtree(root, ignore_errors=True)
     elapsed = time.perf_counter() - start
     policy_s = link.policy_s if link is not None else 0.0
-    timings = {"stage_s": elapsed, "policy_s": policy_s, "llvm_s": 0.0}
+    llvm_s = elapsed - policy_s if applied else 0.0  # clang, lld and cachegrind
+    timings = {"stage_s": elapsed, "policy_s": policy_s, "llvm_s": llvm_s}
     artifacts = dict(policy.run.artifacts) if policy is not None and policy.run else {}
     artifacts.pop("error", None)
     if failure is not None:
@@ -79,6 +93,7 @@ def serve_layout(request: dict[str, Any], isolation: Isolation) -> dict[str, Any
         "bolt": bolt,
         "functions": len(profile["functions"]),
         "blocks": sum(len(f["sizes"]) for f in profile["functions"]),
+        **applied,
         **timings,
     }
     return {

@@ -197,8 +197,12 @@ def _held_out_lines(data: dict, baselines: dict) -> None:
         for k, v in metrics.items()
         if isinstance(v, int | float) and not isinstance(v, bool)
     )
-    click.echo(f"Held-out (program {data.get('program')}, never shown to the model): {shown}")
-    scoped = {f"held_out.{k}": v for k, v in metrics.items() if isinstance(v, int | float)}
+    stages = data.get("stages") or ["held_out"]
+    click.echo(
+        f"Held-out (program {data.get('program')}, stage {', '.join(stages)}, run once at the "
+        f"end, never shown to the model): {shown}"
+    )
+    scoped = {f"{stages[-1]}.{k}": v for k, v in metrics.items() if isinstance(v, int | float)}
     for label, ratios in versus(scoped, baselines):
         click.echo(f"Held-out vs {label}: {ratios}")
 

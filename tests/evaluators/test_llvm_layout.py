@@ -111,3 +111,26 @@ def test_profile_is_prepared_once_and_reused(monkeypatch):
     bolt = sum(f["bolt_score"] for f in profile["functions"])
     original = sum(f["original_score"] for f in profile["functions"])
     assert bolt > original > 0
+
+
+@pytest.mark.slow
+@needs_bolt
+def test_applying_the_original_and_bolts_orders_reproduces_their_binaries(monkeypatch, tmp_path):
+    """The orders go to the compiler (basic-block sections): the original order rebuilt gives
+    the original binary's I-cache misses, BOLT's order about BOLT's binary's."""
+    from evoforge.evaluators.llvm import apply_layout, load_profile, prepare_profile
+
+    real_corpus(monkeypatch, ["lz4"])
+    prepare_profile()
+    profile = load_profile()
+    functions = profile["functions"]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    same = apply_layout(
+        {f["name"]: list(range(len(f["sizes"]))) for f in functions}, tmp_path / "a"
+    )
+    assert same["functions_applied"] >= 20
+    assert same["i1_misses"] == pytest.approx(profile["i1_misses_original"], rel=0.01)
+    bolt = apply_layout({f["name"]: f["bolt"] for f in functions}, tmp_path / "b")
+    assert bolt["i1_misses"] == pytest.approx(profile["i1_misses_bolt"], rel=0.15)
+    assert bolt["i1_misses"] < 0.5 * same["i1_misses"]

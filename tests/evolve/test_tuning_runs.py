@@ -54,7 +54,9 @@ def test_tuned_run_spends_exactly_its_budget_and_reports_held_out(make_problem, 
         assert event.data["status"] == "ok" and event.data["metrics"]["note"] == "held out"
         start = archive.events(run.id, "run_start")[0].data
         assert start["tuning"].startswith("on")
-    assert "Held-out (program" in out.output and "Held-out vs reference:" in out.output
+    assert (
+        "Held-out (program" in out.output and "Held-out vs reference: held_out.score" in out.output
+    )
 
 
 @pytest.mark.slow

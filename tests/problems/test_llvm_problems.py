@@ -39,3 +39,5 @@ def test_code_layout_reports_ratios_to_the_original_order_and_bolt(monkeypatch, 
     assert "Best vs BOLT ext-tsp: ext_tsp " in out.output
     ratio = float(out.output.split("Best vs original order: ext_tsp ")[1].split("×")[0])
     assert ratio > 1.0  # the seed's chaining already beats the compiler's order
+    assert "stage applied" in out.output  # the best layout, rebuilt for real
+    assert "Held-out vs original order: applied.i1_misses " in out.output
