@@ -43,7 +43,10 @@ class EvalResult:
 
     ``objectives`` and ``descriptors`` are the subsets of ``metrics`` the problem declared;
     ``artifacts`` are short texts (stderr tail, traceback, failing input) fed back to the model;
-    ``timings`` are seconds; ``device`` is the fingerprint of where it ran.
+    ``timings`` are seconds; ``device`` is the fingerprint of where it ran. ``evaluations`` is
+    how many evaluations it used (1, plus any knob-tuning trials: each counts against the
+    budget); ``source`` is the program as scored when the evaluator rewrote it (tuned knobs
+    written back), else None.
     """
 
     status: Status
@@ -53,3 +56,5 @@ class EvalResult:
     artifacts: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     device: dict[str, str] = field(default_factory=dict)
+    evaluations: int = 1
+    source: str | None = None

@@ -35,6 +35,7 @@ from evoforge.evaluators.kernels import (
     TrainiumEvaluator,
     TritonEvaluator,
 )
+from evoforge.evaluators.llvm import LlvmEvaluator
 from evoforge.evaluators.python import PythonEvaluator
 from evoforge.evaluators.sandbox import Isolation, Limits, SandboxError, SandboxRun, run_sandboxed
 from evoforge.evaluators.timing import (
@@ -55,6 +56,7 @@ __all__ = [
     # built-in evaluators
     "CudaEvaluator",
     "KernelBenchEvaluator",
+    "LlvmEvaluator",
     "MetalEvaluator",
     "PythonEvaluator",
     "SandboxError",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from evoforge.archive import EvalResult
-    from evoforge.problems import Problem
+    from evoforge.problems import Problem, Stage
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,31 @@ class Evaluator(abc.ABC):
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Stop worker processes; safe to call twice."""
+
+    async def run_stage(self, source: str, stage: Stage) -> EvalResult:
+        """Run and score one stage of ``source`` (its metrics unchecked against objectives).
+
+        Needed for held-out stages (:meth:`evaluate_held_out`) and knob-tuning trials that
+        stop at a stage; evaluators without stages need not implement it.
+        """
+        raise NotImplementedError(f"the {self.name} evaluator cannot run single stages")
+
+    async def evaluate_held_out(self, source: str) -> EvalResult | None:
+        """Score ``source`` on the problem's held-out stages (None when it declares none).
+
+        Called once per session on the best program; the metrics are reported, never stored
+        with programs, so held-out data never reaches a prompt.
+        """
+        from evoforge.evaluators._cascade import run_cascade
+
+        if not self.problem.held_out:
+            return None
+        return await run_cascade(
+            self.problem.held_out,
+            lambda stage: self.run_stage(source, stage),
+            problem=self.problem,
+            partial=True,
+        )
 
     async def __aenter__(self) -> Evaluator:
         await self.start()

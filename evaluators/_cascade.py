@@ -56,7 +56,7 @@ RESERVED_METRICS = ("stage_reached", "stages_passed")
 
 
 async def run_cascade(
-    stages: Sequence[Stage], run_stage: StageRunner, *, problem: Problem
+    stages: Sequence[Stage], run_stage: StageRunner, *, problem: Problem, partial: bool = False
 ) -> EvalResult:
     """Run ``stages`` in order with ``run_stage`` and fold what ran into one result.
 
@@ -64,6 +64,9 @@ async def run_cascade(
         stages: the problem's stages, cheapest first (usually ``problem.stages``).
         run_stage: runs and scores one stage of the candidate (see :data:`StageRunner`).
         problem: whose objectives and descriptors the last stage's metrics must hold.
+        partial: ``stages`` are a prefix of the cascade (knob-tuning trials) or held-out
+            stages: the last one is checked like any other, and the result holds metrics but
+            no objectives or descriptors.
 
     Returns:
         One result, as described in the module docstring.
@@ -86,7 +89,7 @@ async def run_cascade(
         status = result.status
         if status is not Status.OK:
             break
-        last = index == len(stages) - 1
+        last = index == len(stages) - 1 and not partial
         if last:
             status, error, objectives, descriptors = classify_metrics(problem, result.metrics)
         elif "correct" in result.metrics and not result.metrics["correct"]:

@@ -44,6 +44,8 @@ class RunResult:
         db: the archive file.
         baselines: reference values the results are reported against
             (``{label: {objective: value}}``), as the last session measured them.
+        held_out: the best program's result on the problem's held-out stages at the end of
+            the last finished session (``{"program", "status", "metrics", "error"}``), or None.
 
     Example::
 
@@ -62,6 +64,7 @@ class RunResult:
     seed: Program | None
     db: Path
     baselines: dict[str, dict[str, float]]
+    held_out: dict[str, Any] | None = None
 
     def open_archive(self) -> Archive:
         """The archive the run is in (use as a context manager)."""
@@ -84,6 +87,7 @@ class RunResult:
                 seed=next(archive.programs(run_id), None),
                 db=db,
                 baselines=archive.baselines(run_id),
+                held_out=next((e.data for e in reversed(archive.events(run_id, "held_out"))), None),
             )
 
 

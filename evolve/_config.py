@@ -59,6 +59,8 @@ class RunConfig(Settings):
         modes: how often each edit mode is used and repair's rate (``[modes]``).
         prompts: prompt size and contents, template overrides (``[prompts]``).
         memory_every: evaluations between refreshes of the optimization-memory digest.
+        tune: tune the knobs candidates declare, when the problem asks for it (its
+            ``tuning``; needs optuna: ``pip install 'evoforge[tune]'``).
         islands: the island model (``[islands]``).
 
     Example::
@@ -93,6 +95,7 @@ class RunConfig(Settings):
     modes: ModeConfig = Field(default_factory=ModeConfig)
     prompts: PromptConfig = Field(default_factory=PromptConfig)
     memory_every: PositiveInt = 50
+    tune: bool = True
     islands: IslandConfig = Field(default_factory=IslandConfig)
 
     @field_validator("model")

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from evoforge.archive import EvalResult, Program, Status, improved, model_outcomes, program_id
+from evoforge.evaluators.tuning import TRIAL_BUDGET, TrialBudget
 from evoforge.evolve import models
 from evoforge.evolve._edits import EditError, apply_edit
 from evoforge.evolve._syntax import check_syntax
@@ -248,16 +249,26 @@ class Controller:
 
     async def _seed(self) -> None:
         source = self.problem.seed_source
-        result = await self.evaluator.evaluate(source)
+        trials = TrialBudget(self._take_trial)
+        TRIAL_BUDGET.set(trials)
+        try:
+            result = await self.evaluator.evaluate(source)
+        finally:
+            self._reserved -= trials.taken
         seed = self._program(
-            seq=0, source=source, parent=None, island=0, result=result, edit_kind="seed"
+            seq=0,
+            source=result.source or source,
+            parent=None,
+            island=0,
+            result=result,
+            edit_kind="seed",
         )
         self._next_seq = max(self._next_seq, 1)
         with self.archive.transaction():
             self.archive.add_program(seed)
             if seed.status == Status.OK:
                 self.islands.seed(seed)
-            self._account(seed, evaluated=True)
+            self._account(seed, evaluated=result.evaluations)
         if seed.status != Status.OK:
             details = "; ".join(f"{k}: {v[-600:]}" for k, v in result.artifacts.items())
             raise SeedError(
@@ -383,6 +394,9 @@ class Controller:
             return
         self._in_flight.add(child_id)
         overhead += time.perf_counter() - tick
+        # Knob-tuning trials take from the budget; the parent's score decides whether to tune.
+        trials = TrialBudget(self._take_trial, parent.score)
+        TRIAL_BUDGET.set(trials)  # this candidate's task only
         try:
             async with eval_slots:
                 started = time.perf_counter()
@@ -392,10 +406,12 @@ class Controller:
             self.timings.eval_s.append(busy)
             result.timings.setdefault("eval_wall_s", busy)
             tick = time.perf_counter()
-            program = self._program(source=applied.source, result=result, edit_kind=kind, **common)
-            self._commit(program, completion, spec, parent.score, tick, overhead)
+            source = self._scored_source(applied.source, result)
+            program = self._program(source=source, result=result, edit_kind=kind, **common)
+            self._commit(program, completion, spec, parent.score, tick, overhead, result)
         finally:
             self._in_flight.discard(child_id)
+            self._reserved -= trials.taken
 
     def _program(
         self,
@@ -435,13 +451,15 @@ class Controller:
         parent_score: float | None,
         tick: float,
         overhead: float,
+        result: EvalResult | None = None,
     ) -> None:
         evaluated = program.status.evaluated
+        count = (result.evaluations if result is not None else 1) if evaluated else 0
         with self.archive.transaction():
             self.archive.add_program(program)
             outcome = self.islands.record(program) if evaluated else Outcome()
             self._record_call(program.seq, completion, program.id)
-            self._account(program, evaluated=evaluated)
+            self._account(program, evaluated=count)
         self.pool.record_success(
             spec,
             improved=improved(program.score, parent_score),
@@ -495,8 +513,33 @@ class Controller:
         self.snapshot.tokens_in += tokens_in
         self.snapshot.tokens_out += tokens_out
 
-    def _account(self, program: Program, *, evaluated: bool) -> None:
-        """Run counters, best-so-far and the next sequence number: inside the transaction."""
+    def _take_trial(self) -> bool:
+        """Reserve one evaluation of the budget for a knob-tuning trial, if there is room."""
+        if self.snapshot.evaluations + self._reserved >= self.config.budget:
+            return False
+        self._reserved += 1
+        return True
+
+    def _scored_source(self, applied: str, result: EvalResult) -> str:
+        """The program to store: as tuned by the evaluator, unless that one is already in the
+        run (then the untuned text, with a note)."""
+        tuned = result.source
+        if tuned is None or tuned == applied:
+            return applied
+        tuned_id = program_id(tuned)
+        if tuned_id in self._in_flight or self.archive.has_program(self.run.id, tuned_id):
+            result.artifacts["tuning"] = (
+                result.artifacts.get("tuning", "")
+                + f"; the tuned program is already in the run as {tuned_id}: stored untuned"
+            )
+            return applied
+        return tuned
+
+    def _account(self, program: Program, *, evaluated: int) -> None:
+        """Run counters, best-so-far and the next sequence number: inside the transaction.
+
+        ``evaluated``: evaluations the attempt used (0, 1, or more with tuning trials).
+        """
         snap = self.snapshot
         self.archive.bump_run(self.run.id, evaluations=int(evaluated), attempts=1)
         if program.score is not None and (

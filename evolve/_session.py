@@ -15,12 +15,13 @@ from typing import Protocol
 
 from evoforge.archive import Archive, RunInfo
 from evoforge.evaluators import Evaluator, evaluator_class
+from evoforge.evaluators.tuning import tuning_unavailable
 from evoforge.evolve._config import ConfigError, RunConfig
 from evoforge.evolve._controller import Controller, Progress, SessionReport
 from evoforge.evolve.prompts import PromptTemplateError, load_templates
 from evoforge.islands import Islands, Strategy
 from evoforge.plugins import problems, selection_strategy
-from evoforge.problems import Problem, load_problem, measure_baselines
+from evoforge.problems import Problem, load_problem, measure_baselines, problem_unready
 
 log = logging.getLogger("evoforge")
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -200,6 +201,7 @@ class _Parts:
     problem: Problem  # the problem as this host can score it (see measurable_problem)
     unmeasurable: dict[str, str]
     baselines: dict[str, dict[str, float]]  # stored with the session's start event
+    tuning: str  # "on (N trials)", "off: why", or "" when the problem does not tune
 
 
 def _prepare(problem: Problem, config: RunConfig) -> _Parts:
@@ -209,12 +211,28 @@ def _prepare(problem: Problem, config: RunConfig) -> _Parts:
     availability = cls.availability()
     if not availability.available:
         raise ConfigError(f"evaluator {cls.name!r} cannot run here: {availability.reason}")
+    if missing_tools := problem_unready(problem):
+        raise ConfigError(f"problem {problem.name!r} cannot run here: {missing_tools}")
     measured, missing = measurable_problem(problem, cls)
+    measured, tuning = tuning_problem(measured, config)
     try:
         load_templates(problem, config.prompts)  # a broken prompt file fails now, not per call
     except PromptTemplateError as exc:
         raise ConfigError(str(exc)) from None
-    return _Parts(strategy, cls, measured, missing, measure_baselines(problem))
+    return _Parts(strategy, cls, measured, missing, measure_baselines(problem), tuning)
+
+
+def tuning_problem(problem: Problem, config: RunConfig) -> tuple[Problem, str]:
+    """``problem`` without knob tuning when the run turns it off or optuna is missing, and a
+    note for the session's start event (and stderr) saying which."""
+    if problem.tuning is None:
+        return problem, ""
+    if not config.tune:
+        return replace(problem, tuning=None), "off (--no-tune)"
+    if why := tuning_unavailable():
+        log.warning("run of %s: knob tuning is off: %s", problem.name, why)
+        return replace(problem, tuning=None), f"off: {why}"
+    return problem, f"on ({problem.tuning.trials} trials per candidate)"
 
 
 def measurable_problem(problem: Problem, cls: type[Evaluator]) -> tuple[Problem, dict[str, str]]:
@@ -279,6 +297,7 @@ async def _session(
                 "objectives": ranked_by,
                 "unmeasurable": parts.unmeasurable,
                 "baselines": parts.baselines,
+                "tuning": parts.tuning,
             },
         )
     # From here the row says "running": every way out below records how the session ended.
@@ -296,13 +315,46 @@ async def _session(
             )
             with _stop_on_signals(controller, options.handle_signals):
                 async with _stop_on_event(controller, options.stop):
-                    return await controller.run_session()
+                    report = await controller.run_session()
+            if report.status == "finished":
+                await _held_out(archive, run.id, evaluator, report)
+            return report
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         _record_end(archive, run.id, "stopped", f"cancelled ({type(exc).__name__})")
         raise
     except BaseException as exc:
         _record_end(archive, run.id, "failed", f"{type(exc).__name__}: {exc}")
         raise
+
+
+async def _held_out(
+    archive: Archive, run_id: str, evaluator: Evaluator, report: SessionReport
+) -> None:
+    """Score the session's best program on the problem's held-out stages; record the result
+    in a ``held_out`` event (never with the program: held-out data stays out of prompts)."""
+    if not evaluator.problem.held_out or report.best_program_id is None:
+        return
+    best = archive.get_program(run_id, report.best_program_id)
+    result = await evaluator.evaluate_held_out(best.source or "")
+    if result is None:
+        return
+    numbers = {
+        k: v
+        for k, v in result.metrics.items()
+        if isinstance(v, int | float | str | bool) and k not in ("stage_reached",)
+    }
+    with archive.transaction():
+        archive.record_event(
+            run_id,
+            "held_out",
+            data={
+                "program": best.id,
+                "stages": [stage.name for stage in evaluator.problem.held_out],
+                "status": str(result.status),
+                "metrics": numbers,
+                "error": result.artifacts.get("error", ""),
+            },
+        )
 
 
 def _record_end(archive: Archive, run_id: str, status: str, reason: str) -> None:

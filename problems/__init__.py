@@ -10,8 +10,17 @@ from evoforge.problems._baselines import measure_baselines, versus
 from evoforge.problems._blocks import END_MARKER, START_MARKER, Block, BlockError, find_blocks
 from evoforge.problems._declaration import DECLARATIONS, Declaration, ProblemSpecError
 from evoforge.problems._define import CACHE_ENV, define_problem
+from evoforge.problems._host import problem_unready, setup_problem
 from evoforge.problems._loader import SPEC_FILENAME, import_spec, load_problem
-from evoforge.problems._spec import Descriptor, Direction, Objective, Problem, Stage, Threshold
+from evoforge.problems._spec import (
+    Descriptor,
+    Direction,
+    Objective,
+    Problem,
+    Stage,
+    Threshold,
+    Tuning,
+)
 
 __all__ = [
     # declaration
@@ -22,6 +31,8 @@ __all__ = [
     # cascade
     "Stage",
     "Threshold",
+    # knob tuning
+    "Tuning",
     # baselines, reported beside results
     "measure_baselines",
     "versus",
@@ -31,6 +42,9 @@ __all__ = [
     "Block",
     "BlockError",
     "find_blocks",
+    # host readiness and one-time set-up
+    "problem_unready",
+    "setup_problem",
     # loading and defining
     "CACHE_ENV",
     "DECLARATIONS",

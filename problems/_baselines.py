@@ -53,7 +53,9 @@ def measure_baselines(problem: Problem) -> dict[str, dict[str, float]]:
         ) from exc
     try:
         measured = _SHAPE.validate_python(measured, strict=False)
-        check_baselines(measured, (o.name for o in problem.objectives))
+        check_baselines(
+            measured, [o.name for o in problem.objectives], [s.name for s in problem.held_out]
+        )
     except (ValidationError, ValueError) as exc:
         detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
         raise ProblemSpecError(

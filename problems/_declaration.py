@@ -92,6 +92,17 @@ class StageDeclaration(Settings):
         return self
 
 
+class TuningDeclaration(Settings):
+    """Knob tuning as declared: ``{"trials": 20}`` and optionally a stage and its metric."""
+
+    trials: Annotated[int, Field(ge=1, le=10_000)]
+    stage: str | None = None
+    metric: str | None = None
+    direction: Literal["maximize", "minimize"] | None = None
+    knobs: Annotated[int, Field(ge=1)] | None = None
+    only_improved: bool = True
+
+
 class Declaration(Settings):
     """Everything a problem declares besides its functions (see :func:`load_problem`)."""
 
@@ -109,6 +120,9 @@ class Declaration(Settings):
     seed_file: str = "seed.py"
     seed_source: str | None = None
     baselines: dict[str, dict[str, Number]] = Field(default_factory=dict)
+    tuning: TuningDeclaration | None = None
+    held_out: Annotated[tuple[StageDeclaration, ...], Lax] = ()
+    requires: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("name", "entry")
     @classmethod
@@ -119,7 +133,35 @@ class Declaration(Settings):
 
     @model_validator(mode="after")
     def _baselines_name_objectives(self) -> Declaration:
-        check_baselines(self.baselines, self.objectives)
+        check_baselines(self.baselines, self.objectives, [s.name for s in self.held_out])
+        return self
+
+    @model_validator(mode="after")
+    def _tuning_names_a_stage(self) -> Declaration:
+        tuning = self.tuning
+        if tuning is None:
+            return self
+        names = [s.name for s in self.stages or ()]
+        if tuning.stage is not None and tuning.stage not in names:
+            raise ValueError(
+                f"tuning stage {tuning.stage!r} is not one of the stages "
+                f"({', '.join(names) or 'none'})"
+            )
+        if (
+            tuning.metric is not None
+            and tuning.stage is None
+            and tuning.metric not in self.objectives
+        ):
+            raise ValueError(
+                f"tuning metric {tuning.metric!r} is not an objective; name an objective, or "
+                "the stage whose metric it is"
+            )
+        if (
+            tuning.metric is not None
+            and tuning.metric not in self.objectives
+            and not tuning.direction
+        ):
+            raise ValueError(f"tuning metric {tuning.metric!r} needs a direction")
         return self
 
     @field_validator("objectives", mode="before")
@@ -134,18 +176,22 @@ DECLARATIONS: tuple[str, ...] = tuple(Declaration.model_fields)
 
 
 def check_baselines(
-    baselines: Mapping[str, Mapping[str, float]], objectives: Iterable[str]
+    baselines: Mapping[str, Mapping[str, float]],
+    objectives: Iterable[str],
+    held_out: Iterable[str] = (),
 ) -> None:
-    """Each baseline names objectives of the problem, with a nonzero value for each.
+    """Each baseline names objectives of the problem (or ``<held-out stage>.<metric>``, a
+    reference for a held-out stage's result), with a nonzero value for each.
 
     Raises:
         ValueError: one that does not, named.
     """
     known = set(objectives)
+    stages = tuple(f"{stage}." for stage in held_out)
     for label, values in baselines.items():
         if not values:
             raise ValueError(f"baseline {label!r} gives no value; map objectives to numbers")
-        if unknown := sorted(set(values) - known):
+        if unknown := sorted(n for n in set(values) - known if not n.startswith(stages)):
             raise ValueError(
                 f"baseline {label!r} names {', '.join(unknown)}, which are not objectives "
                 f"(objectives: {', '.join(sorted(known))})"
@@ -175,6 +221,11 @@ _FIXES = {
     "seed_source": "give the seed program's text",
     "baselines": 'map each baseline to objective values, e.g. {"stock -Oz": {"text_bytes": '
     "97669}}, or define `def baselines() -> dict` that measures them once per session",
+    "tuning": 'use e.g. tuning = {"trials": 20} (optionally "stage", "metric", "direction")',
+    "held_out": 'use a list of stages, e.g. [{"name": "held_out", "kwargs": {"corpus": '
+    '"held_out"}}], each scored by evaluate_<name>(output)',
+    "requires": 'map each command the problem needs to how to get it, e.g. {"valgrind": '
+    '"apt-get install -y valgrind"}',
 }
 
 

@@ -70,7 +70,15 @@ from evoforge.problems._declaration import (
     ProblemSpecError,
     declaration_error,
 )
-from evoforge.problems._spec import Descriptor, Direction, Objective, Problem, Stage, Threshold
+from evoforge.problems._spec import (
+    Descriptor,
+    Direction,
+    Objective,
+    Problem,
+    Stage,
+    Threshold,
+    Tuning,
+)
 
 SPEC_FILENAME = "problem.py"
 _module_counter = itertools.count()
@@ -160,6 +168,20 @@ def load_problem(path: Path | str) -> Problem:
         stages=_stages(path, decl, names),
         baselines=decl.baselines,
         measures_baselines=measures_baselines,
+        tuning=None
+        if decl.tuning is None
+        else Tuning(
+            decl.tuning.trials,
+            decl.tuning.stage,
+            decl.tuning.metric,
+            None if decl.tuning.direction is None else Direction(decl.tuning.direction),
+            decl.tuning.knobs,
+            decl.tuning.only_improved,
+        ),
+        held_out=_stages(path, decl, names, held_out=True),
+        requires=decl.requires,
+        prepares=callable(names.get("setup")),
+        checks_ready=callable(names.get("ready")),
     )
 
 
@@ -180,14 +202,19 @@ def _check_misspellings(path: Path, names: Mapping[str, Any]) -> None:
             )
 
 
-def _stages(path: Path, decl: Declaration, names: Mapping[str, Any]) -> tuple[Stage, ...]:
-    """The declared stages with their defaults, and the scoring function of each checked."""
-    if decl.stages is None:
+def _stages(
+    path: Path, decl: Declaration, names: Mapping[str, Any], *, held_out: bool = False
+) -> tuple[Stage, ...]:
+    """The declared stages (or held-out stages) with their defaults, and the scoring function
+    of each checked. A held-out stage is scored by ``evaluate_<name>``, like a stage that is
+    not the last."""
+    declared = decl.held_out if held_out else decl.stages
+    if not declared:
         return ()
     result: list[Stage] = []
-    for index, stage in enumerate(decl.stages):
-        where = f"stages[{index}]"
-        last = index == len(decl.stages) - 1
+    for index, stage in enumerate(declared):
+        where = f"{'held_out' if held_out else 'stages'}[{index}]"
+        last = index == len(declared) - 1 and not held_out
         if stage.name in {s.name for s in result}:
             raise ProblemSpecError(
                 path,

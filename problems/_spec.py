@@ -110,6 +110,36 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class Tuning:
+    """Knob tuning of candidates (see :mod:`evoforge.evaluators.tuning`).
+
+    Attributes:
+        trials: settings tried per candidate after its untuned evaluation (each one an
+            evaluation, taken from the run's budget).
+        stage: run trials through the cascade only up to this stage (None: full evaluations).
+        metric: what trials optimise (None: the primary objective); with ``stage``, a metric
+            of that stage.
+        direction: ``maximize`` or ``minimize`` for ``metric`` (None: the objective's own).
+        knobs: tune at most this many knobs per candidate, chosen at random (None: all).
+        only_improved: tune only candidates that score at least as well as their parent.
+    """
+
+    trials: int
+    stage: str | None = None
+    metric: str | None = None
+    direction: Direction | None = None
+    knobs: int | None = None
+    only_improved: bool = True
+
+    def maximize(self, problem: Problem) -> bool:
+        if self.direction is not None:
+            return self.direction is Direction.MAXIMIZE
+        name = self.metric or problem.primary.name
+        objective = next((o for o in problem.objectives if o.name == name), problem.primary)
+        return objective.direction is Direction.MAXIMIZE
+
+
+@dataclass(frozen=True)
 class Problem:
     """A loaded, validated problem spec.
 
@@ -142,6 +172,17 @@ class Problem:
     measures_baselines: bool = False
     """Whether the spec defines ``baselines()``, measured once per session
     (:func:`~evoforge.problems.measure_baselines`)."""
+    tuning: Tuning | None = None
+    """Knob tuning of candidates after their evaluation; None: no tuning."""
+    held_out: tuple[Stage, ...] = ()
+    """Stages run once on the best program at the end of a session (data never shown to the
+    model: the results go to a ``held_out`` event, not to the program's metrics)."""
+    requires: Mapping[str, str] = field(default_factory=dict)
+    """Commands the problem needs on the host, each with how to get it."""
+    prepares: bool = False
+    """Whether the spec defines ``setup()`` (prepares data once: ``evoforge problems setup``)."""
+    checks_ready: bool = False
+    """Whether the spec defines ``ready() -> str`` (why it cannot run yet, "" when it can)."""
 
     @property
     def primary(self) -> Objective:

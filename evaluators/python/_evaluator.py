@@ -29,6 +29,7 @@ from evoforge.evaluators.sandbox import (
     remove_workdir,
     server_env,
 )
+from evoforge.evaluators.tuning import evaluate_tuned
 
 if TYPE_CHECKING:
     from evoforge.problems import Problem, Stage
@@ -184,11 +185,23 @@ class PythonEvaluator(Evaluator):
                 if self._state == "new"
                 else "the evaluator is closed"
             )
-        if self.problem.stages:
+        return await evaluate_tuned(self.problem, source, self._evaluate_once)
+
+    async def run_stage(self, source: str, stage: Stage) -> EvalResult:
+        """Run and score one stage of ``source`` (held-out stages, tuning trials)."""
+        return await self._run(source, stage)
+
+    async def _evaluate_once(self, source: str, upto: str | None = None) -> EvalResult:
+        """One evaluation of ``source``: the cascade (up to stage ``upto``), or one run."""
+        stages = self.problem.stages
+        if stages:
+            if upto is not None:
+                stages = stages[: [s.name for s in stages].index(upto) + 1]
             return await run_cascade(
-                self.problem.stages,
+                stages,
                 lambda stage: self._run(source, stage),
                 problem=self.problem,
+                partial=upto is not None,
             )
         result = await self._run(source, None)
         return await cpu_timing.measure(self.problem, source, result)  # options["cpu_timing"]

@@ -71,11 +71,20 @@ def _evaluator_row(name: str, cls: type, plugin: str, origin: str) -> dict:
     }
 
 
-@click.command("problems")
+@click.group("problems", invoke_without_command=True)
 @json_option
-def problems_command(as_json):
-    """List registered problems with their objectives and evaluator."""
-    from evoforge import plugins
+@click.pass_context
+def problems_command(ctx, as_json):
+    """List registered problems: evaluator, objectives, baselines, whether they run here.
+
+    \b
+    Example:
+        evoforge problems
+        evoforge problems setup llvm_inlining     # one-time data preparation
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from evoforge import evaluators, plugins
     from evoforge.problems import load_problem
 
     rows = []
@@ -89,15 +98,66 @@ def problems_command(as_json):
                 "objectives": {o.name: str(o.direction) for o in problem.objectives},
                 "cells": problem.num_cells,
                 "stages": [stage.name for stage in problem.stages],
+                "baselines": sorted(problem.baselines)
+                + (["measured per session (baselines())"] if problem.measures_baselines else []),
+                "tuning": problem.tuning is not None,
+                "held_out": [stage.name for stage in problem.held_out],
+                "runs_here": "",
             }
         )
+        rows[-1]["runs_here"] = _runs_here(problem, evaluators)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
         objectives = ", ".join(f"{k} ({v})" for k, v in row["objectives"].items())
         stages = f"; stages {' > '.join(row['stages'])}" if row["stages"] else ""
+        extras = [f"baselines: {', '.join(row['baselines'])}"] if row["baselines"] else []
+        if row["held_out"]:
+            extras.append(f"held-out: {', '.join(row['held_out'])}")
+        if row["tuning"]:
+            extras.append("knob tuning")
+        state = "runs here" if not row["runs_here"] else f"cannot run here: {row['runs_here']}"
         click.echo(
             f"{row['name']:16} evaluator {row['evaluator']:8} {objectives}; "
             f"{row['cells']} cells{stages}  {row['path']}"
         )
+        click.echo(f"{'':16} {state}" + (f"; {'; '.join(extras)}" if extras else ""))
+
+
+def _runs_here(problem, evaluators) -> str:
+    """Why ``problem`` cannot run on this host ("" when it can)."""
+    from evoforge.problems import problem_unready
+
+    try:
+        availability = evaluators.evaluator_class(problem.evaluator).availability()
+    except Exception as exc:
+        return f"evaluator {problem.evaluator!r}: {exc}"
+    if not availability.available:
+        return f"evaluator {problem.evaluator}: {availability.reason}"
+    return problem_unready(problem)
+
+
+@problems_command.command("setup")
+@click.argument("problem")
+def setup_command(problem):
+    """Prepare PROBLEM's data once (e.g. fetch corpora from PyPI, collect profiles).
+
+    Idempotent: a second call finds everything in the cache and returns at once.
+
+    \b
+    Example:
+        evoforge problems setup llvm_inlining
+    """
+    from evoforge.evolve._session import resolve_problem
+    from evoforge.problems import problem_unready, setup_problem
+
+    loaded = resolve_problem(problem)
+    missing = [c for c in loaded.requires if problem_unready(loaded).startswith(c)]
+    if missing:
+        raise click.ClickException(problem_unready(loaded))
+    note = setup_problem(loaded)
+    why = problem_unready(loaded)
+    if why:
+        raise click.ClickException(f"{loaded.name} is still not ready: {why}")
+    click.echo(f"{loaded.name}: ready{f' ({note})' if note else ''}")

@@ -59,6 +59,11 @@ def _spending_options(func):
 @click.option("--max-wall", "max_wall_s", type=float, help="Wall-time budget in seconds.")
 @_spending_options
 @click.option(
+    "--tune/--no-tune",
+    default=None,
+    help="Tune the knobs candidates declare, for problems that ask for it (default: on).",
+)
+@click.option(
     "--selection",
     help="Parent selection: uniform, tournament, rank, fitness_weighted, or a plugin's.",
 )
@@ -154,6 +159,7 @@ def _summary(run_id: str, report, db: Path) -> None:
             archive.get_program(run_id, report.best_program_id) if report.best_program_id else None
         )
         baselines = archive.baselines(run_id)
+        held_out = archive.events(run_id, "held_out")
     db_flag = "" if str(db) == DEFAULT_DB else f" --db {db}"
     click.echo(f"Run {run_id} {report.status}: {report.reason}")
     click.echo(
@@ -166,6 +172,8 @@ def _summary(run_id: str, report, db: Path) -> None:
         click.echo(f"Seed  {_objectives(seed)}")
     for label, ratios in versus(best.objectives, baselines) if best is not None else ():
         click.echo(f"Best vs {label}: {ratios}")
+    if held_out:
+        _held_out_lines(held_out[-1].data, baselines)
     click.echo(f"Archive: {db.resolve()}")
     click.echo("Look at it with:")
     click.echo(f"  evoforge status {run_id}{db_flag}")
@@ -174,6 +182,29 @@ def _summary(run_id: str, report, db: Path) -> None:
         click.echo(f"  evoforge show {best.id}{db_flag} --diff")
     if report.status != "finished":
         click.echo(f"Continue it with: evoforge resume {run_id}{db_flag}")
+
+
+def _held_out_lines(data: dict, baselines: dict) -> None:
+    """The best program's held-out result (code never shown to the model) and its ratios."""
+    if data.get("status") != "ok":
+        click.echo(
+            f"Held-out: the best program {data.get('status')} there: {data.get('error', '')}"
+        )
+        return
+    metrics = {k: v for k, v in data.get("metrics", {}).items() if k != "stages_passed"}
+    shown = ", ".join(
+        f"{k}={v:.10g}" if isinstance(v, float) else f"{k}={v}"
+        for k, v in metrics.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    )
+    stages = data.get("stages") or ["held_out"]
+    click.echo(
+        f"Held-out (program {data.get('program')}, stage {', '.join(stages)}, run once at the "
+        f"end, never shown to the model): {shown}"
+    )
+    scoped = {f"{stages[-1]}.{k}": v for k, v in metrics.items() if isinstance(v, int | float)}
+    for label, ratios in versus(scoped, baselines):
+        click.echo(f"Held-out vs {label}: {ratios}")
 
 
 def _objectives(program) -> str:

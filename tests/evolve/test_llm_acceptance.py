@@ -127,7 +127,7 @@ def test_a_run_improves_and_every_call_is_in_the_archive(tmp_path):
     db = tmp_path / "improve.db"
     with OpenAIServer() as server:
         done = finish(
-            "run", "circle_packing", "--model", MODEL, "--model", UNPRICED,
+            "run", "circle_packing", "--no-tune", "--model", MODEL, "--model", UNPRICED,
             "--api-base", server.url, "--budget", 60, "--workers", 2, "--db", db, "-q",
         )  # fmt: skip
         requests = server.chat_requests()
@@ -170,7 +170,7 @@ def test_rate_limits_and_server_errors_are_retried_and_recorded(tmp_path):
     db, config = tmp_path / "faults.db", config_file(tmp_path, FAST_RETRIES)
     with OpenAIServer(faults="ok,429:1,ok,500,ok", cycle=True) as server:
         done = finish(
-            "run", "circle_packing", "--model", MODEL, "--api-base", server.url,
+            "run", "circle_packing", "--no-tune", "--model", MODEL, "--api-base", server.url,
             "--budget", 20, "--workers", 2, "--config", config, "--db", db, "-q",
             env=environment(EVOFORGE_LOG="info"),
         )  # fmt: skip
@@ -232,8 +232,9 @@ def test_an_outage_stops_the_run_and_resume_finishes_it(tmp_path):
     server, url = serve()
     port = int(url.rsplit(":", 1)[1].split("/")[0])
     proc = evoforge(
-        "run", "circle_packing", "--model", MODEL, "--api-base", url, "--outage", outage_s,
-        "--budget", budget, "--workers", 2, "--config", config, "--db", db, "-q",
+        "run", "circle_packing", "--no-tune", "--model", MODEL, "--api-base", url,
+        "--outage", outage_s, "--budget", budget, "--workers", 2, "--config", config,
+        "--db", db, "-q",
     )  # fmt: skip
     try:
         wait_for_programs(db, 6, proc)  # the server has answered several calls
@@ -301,7 +302,7 @@ def test_keys_never_leak(tmp_path):
     db = tmp_path / "sent.db"
     with OpenAIServer(faults="500,ok,500,ok,ok", cycle=True, echo_auth=True) as server:
         done = finish(
-            "run", "circle_packing", "--model", MODEL, "--api-base", server.url,
+            "run", "circle_packing", "--no-tune", "--model", MODEL, "--api-base", server.url,
             "--budget", 6, "--workers", 2, "--config", config_file(tmp_path, FAST_RETRIES),
             "--db", db, env=debug,
         )  # fmt: skip
@@ -318,7 +319,7 @@ def test_keys_never_leak(tmp_path):
     db = tmp_path / "rejected.db"
     with OpenAIServer(api_key="the-right-key-000") as server:
         done = finish(
-            "run", "circle_packing", "--model", MODEL, "--api-base", server.url,
+            "run", "circle_packing", "--no-tune", "--model", MODEL, "--api-base", server.url,
             "--outage", 1, "--budget", 50, "--workers", 2,
             "--config", config_file(tmp_path, NO_STREAK_LIMIT), "--db", db, env=debug,
         )  # fmt: skip
@@ -342,8 +343,9 @@ def test_keys_never_leak(tmp_path):
             + FAST_RETRIES,
         )
         done = finish(
-            "run", "circle_packing", "--budget", 4, "--workers", 1, "--config", settings,
-            "--db", db, env=environment(EVOFORGE_LOG="debug", MY_KEY=NAMED_KEY),
+            "run", "circle_packing", "--no-tune", "--budget", 4, "--workers", 1,
+            "--config", settings, "--db", db,
+            env=environment(EVOFORGE_LOG="debug", MY_KEY=NAMED_KEY),
         )  # fmt: skip
         requests = server.chat_requests()
     assert done.returncode == 0, done.stderr  # OPENAI_API_KEY would have been refused

@@ -41,6 +41,10 @@ timeout_s = 10
 memory_mb = 1024
 preload = ["numpy"]
 seed_file = "seed.py"
+# The seed's `# knob:` constants (and any a candidate declares) are tuned by TPE after the
+# evaluation of each candidate that holds its parent's score: 3 knobs at a time, 8 trials, each
+# an evaluation taken from the budget (`--no-tune` turns it off).
+tuning = {"trials": 8, "knobs": 3}
 # Published bests for n = 26, shown as ratios beside results.
 baselines = {
     "AlphaEvolve (2025)": {"sum_radii": 2.6358627564},

@@ -5,7 +5,9 @@ for the unit square; the score is sum(radii).
 
 Inside the EVOLVE-BLOCK:
 * ``ROWS`` lays the centres out: each row is (count, y, x_left, x_right) and places ``count``
-  centres evenly, at the middles of ``count`` equal slots between x_left and x_right.
+  centres evenly, at the middles of ``count`` equal slots between x_left and x_right. Its
+  numbers are knobs (``NAME = value  # knob: float LOW..HIGH``): after a program is scored,
+  the autotuner tries other values within those ranges and keeps the best.
 * ``compute_radii`` starts every circle at its distance to the nearest wall, shrinks each
   overlapping pair in proportion, then grows each circle, in turn, as far as its neighbours and
   the walls allow. Each step keeps the packing valid, so it is valid for any centres.
@@ -21,14 +23,36 @@ import numpy as np
 N = 26
 
 # EVOLVE-BLOCK-START
+# Row r holds COUNT_r centres at height Y_r, evenly spaced between LEFT_r and RIGHT_r.
+# Each `# knob:` line is a constant the autotuner may set within its range.
+COUNT_1 = 5  # knob: int 3..8
+Y_1 = 0.18  # knob: float 0.0..1.0
+LEFT_1 = 0.1  # knob: float 0.0..0.5
+RIGHT_1 = 0.9  # knob: float 0.5..1.0
+COUNT_2 = 6  # knob: int 3..8
+Y_2 = 0.34  # knob: float 0.0..1.0
+LEFT_2 = 0.1  # knob: float 0.0..0.5
+RIGHT_2 = 0.9  # knob: float 0.5..1.0
+COUNT_3 = 5  # knob: int 3..8
+Y_3 = 0.5  # knob: float 0.0..1.0
+LEFT_3 = 0.1  # knob: float 0.0..0.5
+RIGHT_3 = 0.9  # knob: float 0.5..1.0
+COUNT_4 = 6  # knob: int 3..8
+Y_4 = 0.66  # knob: float 0.0..1.0
+LEFT_4 = 0.1  # knob: float 0.0..0.5
+RIGHT_4 = 0.9  # knob: float 0.5..1.0
+COUNT_5 = 4  # knob: int 3..8
+Y_5 = 0.82  # knob: float 0.0..1.0
+LEFT_5 = 0.1  # knob: float 0.0..0.5
+RIGHT_5 = 0.9  # knob: float 0.5..1.0
 ROWS = [
-    (5, 0.18, 0.1, 0.9),
-    (6, 0.34, 0.1, 0.9),
-    (5, 0.5, 0.1, 0.9),
-    (6, 0.66, 0.1, 0.9),
-    (4, 0.82, 0.1, 0.9),
+    (COUNT_1, Y_1, LEFT_1, RIGHT_1),
+    (COUNT_2, Y_2, LEFT_2, RIGHT_2),
+    (COUNT_3, Y_3, LEFT_3, RIGHT_3),
+    (COUNT_4, Y_4, LEFT_4, RIGHT_4),
+    (COUNT_5, Y_5, LEFT_5, RIGHT_5),
 ]
-GROW_PASSES = 1
+GROW_PASSES = 1  # knob: int 1..6
 
 
 def construct_centers():
