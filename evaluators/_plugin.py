@@ -7,6 +7,7 @@ from evoforge.evaluators.kernels import (
     TrainiumEvaluator,
     TritonEvaluator,
 )
+from evoforge.evaluators.openevolve import OpenEvolveEvaluator
 from evoforge.evaluators.python import PythonEvaluator
 from evoforge.plugins import hookimpl
 
@@ -19,3 +20,4 @@ def register_evaluators(register):
     register(TrainiumEvaluator)
     register(TritonEvaluator)
     register(CudaEvaluator)
+    register(OpenEvolveEvaluator)

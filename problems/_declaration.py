@@ -109,6 +109,8 @@ class Declaration(Settings):
     seed_file: str = "seed.py"
     seed_source: str | None = None
     baselines: dict[str, dict[str, Number]] = Field(default_factory=dict)
+    run_defaults: dict[str, Any] = Field(default_factory=dict)
+    language: Annotated[str, Field(min_length=1)] = "python"
 
     @field_validator("name", "entry")
     @classmethod
@@ -175,6 +177,9 @@ _FIXES = {
     "seed_source": "give the seed program's text",
     "baselines": 'map each baseline to objective values, e.g. {"stock -Oz": {"text_bytes": '
     "97669}}, or define `def baselines() -> dict` that measures them once per session",
+    "language": 'name the seed\'s language, e.g. language = "python" (others skip the Python '
+    "syntax check)",
+    "run_defaults": 'use a dict of run settings, e.g. {"budget": 100, "islands": {"count": 2}}',
 }
 
 
