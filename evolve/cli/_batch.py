@@ -15,7 +15,7 @@ from evoforge.archive import DEFAULT_DB
 
 
 def run_batch_command(
-    resolved: Any, settings: Callable[[Any], dict], db: Path, quiet: bool, origin: str
+    resolved: Any, settings: Callable[[Any], dict], db: Path, quiet: bool
 ) -> None:
     """Run every problem of ``resolved`` and print the suite's table and metrics."""
     from evoforge.evolve._batch import run_batch, suite_metrics

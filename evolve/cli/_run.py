@@ -131,7 +131,7 @@ def run(
     if resolved.batch:
         from evoforge.evolve.cli._batch import run_batch_command
 
-        run_batch_command(resolved, settings, db, quiet, origin)
+        run_batch_command(resolved, settings, db, quiet)
         return
     config = RunConfig.from_dict(settings(resolved.problems[0]), origin=origin)
     _run_to_end(

@@ -151,6 +151,14 @@ def _evaluate(
     if header.get("compiler_output"):
         artifacts["compiler_output"] = str(header["compiler_output"])
     if run.status.value != "ok":
+        if run.status.value == "runtime_error":
+            # The candidate has exited. Is the task itself broken on these inputs (a reference
+            # that fails on shrunk shapes, or at all)? Then no candidate is to blame.
+            broken = _reference_fails(request, ctx, input_mb)
+            if broken:
+                failed = _task_failed(request, broken, inputs_note)
+                failed["artifacts"]["candidate_error"] = artifacts.get("error", "")
+                return {**failed, "timings": timings}
         return {"status": run.status.value, "artifacts": artifacts, "timings": timings}
     if header.get("violation"):
         artifacts["error"] = str(header["violation"])
@@ -196,6 +204,21 @@ def _evaluate(
     if baseline is not None and "baseline" in reference.header:
         answer["baseline"] = reference.header["baseline"]
     return answer
+
+
+def _reference_fails(request: dict[str, Any], ctx: Any, input_mb: float) -> str:
+    """Why the task's ``Model`` fails on this evaluation's inputs ("" when it runs)."""
+    from evoforge.evaluators.kernels.kernelbench._harness import reference_job
+
+    reference = run_sandboxed(
+        lambda: reference_job(ctx, precision=False, baseline=None),
+        Limits(
+            timeout_s=float(request.get("reference_timeout_s", 300)),
+            memory_mb=None if ctx.cuda else request.get("memory_mb"),
+            result_mb=int(16 + 12 * input_mb),
+        ),
+    )
+    return "" if reference.status.value == "ok" else _describe(reference)
 
 
 def _judge(
