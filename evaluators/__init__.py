@@ -7,6 +7,7 @@ a third-party package would register its own. Subpackages, one concept each:
 - :mod:`~evoforge.evaluators.python`: the ``python`` evaluator (pre-forked fork servers);
 - :mod:`~evoforge.evaluators.kernels`: ``triton`` and ``cuda`` (KernelBench format), ``tpu``,
   ``metal`` and ``trainium``, one module per target;
+- :mod:`~evoforge.evaluators.openevolve`: ``openevolve`` (an OpenEvolve folder's evaluator);
 - :mod:`~evoforge.evaluators.devices`: the host's accelerators, fingerprints, exclusive slots;
 - :mod:`~evoforge.evaluators.timing`: interleaved wall time and callgrind counts on CPUs.
 """
@@ -36,6 +37,7 @@ from evoforge.evaluators.kernels import (
     TritonEvaluator,
 )
 from evoforge.evaluators.llvm import LlvmEvaluator
+from evoforge.evaluators.openevolve import OpenEvolveEvaluator
 from evoforge.evaluators.python import PythonEvaluator
 from evoforge.evaluators.sandbox import Isolation, Limits, SandboxError, SandboxRun, run_sandboxed
 from evoforge.evaluators.timing import (
@@ -58,6 +60,7 @@ __all__ = [
     "KernelBenchEvaluator",
     "LlvmEvaluator",
     "MetalEvaluator",
+    "OpenEvolveEvaluator",
     "PythonEvaluator",
     "SandboxError",
     "TpuEvaluator",

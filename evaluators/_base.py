@@ -51,6 +51,19 @@ class Evaluator(abc.ABC):
         """
         return {}
 
+    @classmethod
+    def correctness_only(cls, problem: Problem) -> str:
+        """Why a run of ``problem`` on this host can only check correctness ("" when it can
+        measure, or when it cannot even check).
+
+        Asked when :meth:`unmeasurable` leaves no objective: a kernel evaluator that runs the
+        kernel on a CPU (an interpreter) but cannot time it says why here, and the run becomes
+        correctness-only (every program gets a verdict; passing ones all score
+        ``passed = 1``) instead of refusing to start, or ranking by the size of an error that
+        is within tolerance.
+        """
+        return ""
+
     async def start(self) -> None:  # noqa: B027 - optional hook
         """Start worker processes; called once before the first ``evaluate``."""
 

@@ -8,6 +8,7 @@ from evoforge.evaluators.kernels import (
     TritonEvaluator,
 )
 from evoforge.evaluators.llvm import LlvmEvaluator
+from evoforge.evaluators.openevolve import OpenEvolveEvaluator
 from evoforge.evaluators.python import PythonEvaluator
 from evoforge.plugins import hookimpl
 
@@ -21,3 +22,4 @@ def register_evaluators(register):
     register(TritonEvaluator)
     register(CudaEvaluator)
     register(LlvmEvaluator)
+    register(OpenEvolveEvaluator)

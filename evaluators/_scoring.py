@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evoforge.archive import Status
+from evoforge.problems import PASSED
 
 if TYPE_CHECKING:
     from evoforge.problems import Problem
@@ -20,7 +21,9 @@ def classify_metrics(
     Returns:
         ``(status, error, objectives, descriptors)``: INCORRECT with a reason when the metrics
         say ``"correct": False`` or lack a finite value for a declared objective or descriptor;
-        otherwise OK with the declared values as floats.
+        otherwise OK with the declared values as floats. The objective ``passed``
+        (:data:`~evoforge.problems.PASSED`, a correctness-only run's) is 1.0 for every
+        program that gets this far, unless the metrics give it.
     """
     if "correct" in metrics and not metrics["correct"]:
         error = metrics.get("error") or "evaluate() reported correct=False"
@@ -32,6 +35,9 @@ def classify_metrics(
     ):
         for name in names:
             value = metrics.get(name)
+            if name == PASSED and kind == "objective" and name not in metrics:
+                values[kind][name] = 1.0  # it passed every check that ran
+                continue
             if name not in metrics:
                 return (
                     Status.INCORRECT,

@@ -268,7 +268,7 @@ def _config(
     budget: int | None,
     settings: Mapping[str, Any],
 ) -> RunConfig:
-    from evoforge.evolve import RunConfig, load_config_file
+    from evoforge.evolve import RunConfig, layered, load_config_file, resolve
     from evoforge.problems import Problem
 
     if isinstance(config, RunConfig):
@@ -279,15 +279,23 @@ def _config(
         data = load_config_file(Path(config))
     else:
         data = {}
-    data.update(settings)
+    defaults: Mapping[str, Any] = {}
+    if isinstance(problem, Problem):
+        ref: Any = str(problem.spec_path)
+        defaults = problem.run_defaults
+    elif isinstance(problem, str | os.PathLike):
+        ref = os.fspath(problem)
+        resolved = resolve(ref)  # a KernelBench file or an OpenEvolve folder is adapted
+        if len(resolved.problems) == 1:
+            defaults = resolved.problems[0].run_defaults
+            if resolved.adapter:
+                ref = str(resolved.problems[0].spec_path.parent)
+    else:
+        ref = problem  # the schema says what it expects
+    data = layered(defaults, data, settings)
     if budget is not None:
         data["budget"] = budget
-    if isinstance(problem, Problem):
-        data["problem"] = str(problem.spec_path)
-    elif isinstance(problem, str | os.PathLike):
-        data["problem"] = os.fspath(problem)
-    else:
-        data["problem"] = problem  # the schema says what it expects
+    data["problem"] = ref
     return RunConfig.load(data, where="evoforge.run()")
 
 

@@ -4,10 +4,17 @@ Configuration, the asynchronous steady-state controller, prompts, the model clie
 the offline mutation model included), edit parsing and application, and the CLI.
 """
 
-from evoforge.evolve._config import OFFLINE_MODEL, ConfigError, RunConfig, load_config_file
+from evoforge.evolve._config import (
+    OFFLINE_MODEL,
+    ConfigError,
+    RunConfig,
+    layered,
+    load_config_file,
+)
 from evoforge.evolve._controller import Controller, Progress, SeedError, SessionReport, Snapshot
 from evoforge.evolve._edits import AppliedEdit, EditError, apply_edit
 from evoforge.evolve._progress import LiveProgress
+from evoforge.evolve._resolve import Resolved, resolve
 from evoforge.evolve._session import (
     SessionOptions,
     StopEvent,
@@ -24,6 +31,7 @@ __all__ = [
     "OFFLINE_MODEL",
     "ConfigError",
     "RunConfig",
+    "layered",
     "load_config_file",
     # running
     "Controller",
@@ -34,6 +42,8 @@ __all__ = [
     "SessionReport",
     "Snapshot",
     "StopEvent",
+    "Resolved",
+    "resolve",
     "resolve_problem",
     "resume_run",
     "start_run",

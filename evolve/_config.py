@@ -165,3 +165,22 @@ def load_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: no such configuration file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def layered(*layers: Mapping[str, Any]) -> dict[str, Any]:
+    """Run settings from layers, lowest first (a problem's ``run_defaults``, a configuration
+    file, flags or Python arguments): a later layer wins key by key, sections (``islands``,
+    ``modes``, ``prompts``, ``retry``) merge key by key, and a layer that names ``model`` or
+    ``models`` replaces both of the layers below (a model named on the command line is the
+    whole ensemble)."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        if "model" in layer or "models" in layer:
+            merged.pop("model", None)
+            merged.pop("models", None)
+        for key, value in layer.items():
+            if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = value
+    return merged

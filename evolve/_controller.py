@@ -270,6 +270,12 @@ class Controller:
                 self.islands.seed(seed)
             self._account(seed, evaluated=result.evaluations)
         if seed.status != Status.OK:
+            reference = result.artifacts.get("reference_error")
+            if reference:  # the problem's own reference failed: no program can be judged
+                raise SeedError(
+                    f"the reference of {self.problem.name} failed, so no program can be "
+                    f"checked (the seed was not at fault): {reference[-1200:]}"
+                )
             details = "; ".join(f"{k}: {v[-600:]}" for k, v in result.artifacts.items())
             raise SeedError(
                 f"the seed program of {self.problem.name} evaluated to "
@@ -386,7 +392,7 @@ class Controller:
         if child_id in self._in_flight or self.archive.has_program(self.run.id, child_id):
             self._commit_duplicate(seq, completion, spec)
             return
-        syntax = check_syntax(applied.source)
+        syntax = check_syntax(applied.source) if self.problem.language == "python" else None
         if syntax is not None:
             failed = EvalResult(Status.SYNTAX_ERROR, artifacts={"error": syntax})
             program = self._program(source=applied.source, result=failed, edit_kind=kind, **common)

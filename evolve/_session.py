@@ -18,28 +18,23 @@ from evoforge.evaluators import Evaluator, evaluator_class
 from evoforge.evaluators.tuning import tuning_unavailable
 from evoforge.evolve._config import ConfigError, RunConfig
 from evoforge.evolve._controller import Controller, Progress, SessionReport
+from evoforge.evolve._resolve import resolve_problem
 from evoforge.evolve.prompts import PromptTemplateError, load_templates
 from evoforge.islands import Islands, Strategy
-from evoforge.plugins import problems, selection_strategy
-from evoforge.problems import Problem, load_problem, measure_baselines, problem_unready
+from evoforge.plugins import selection_strategy
+from evoforge.problems import (
+    PASSED,
+    Direction,
+    Objective,
+    Problem,
+    load_problem,
+    measure_baselines,
+    problem_unready,
+)
 
 log = logging.getLogger("evoforge")
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _STOP_POLL_S = 0.1
-
-
-def resolve_problem(ref: str) -> Problem:
-    """A problem by registered name (``circle_packing``) or by folder / spec-file path."""
-    path = Path(ref).expanduser()
-    if path.exists():
-        return load_problem(path)
-    registered = problems()
-    if ref in registered:
-        return load_problem(registered[ref])
-    raise ConfigError(
-        f"no problem {ref!r}: not a path and not a registered problem name "
-        f"(registered: {', '.join(sorted(registered)) or 'none'})"
-    )
 
 
 def problem_digest(problem: Problem) -> str:
@@ -240,7 +235,9 @@ def measurable_problem(problem: Problem, cls: type[Evaluator]) -> tuple[Problem,
 
     A Triton kernel on a machine without a GPU can be checked for correctness but not timed:
     rather than rank by a made-up speedup, the run ranks by the first objective that is
-    measured (the objectives keep their declared order).
+    measured (the objectives keep their declared order). When none is, and the evaluator can
+    still check correctness (:meth:`~evoforge.evaluators.Evaluator.correctness_only`), the run
+    is correctness-only: one objective, ``passed``, 1 for every correct program.
 
     Raises:
         ConfigError: no objective of the problem can be measured here.
@@ -253,6 +250,9 @@ def measurable_problem(problem: Problem, cls: type[Evaluator]) -> tuple[Problem,
     if not missing:
         return problem, {}
     kept = tuple(o for o in problem.objectives if o.name not in missing)
+    if not kept and cls.correctness_only(problem):
+        # Checked but not timed: every correct program passes; no error size is optimised.
+        kept = (Objective(PASSED, Direction.MAXIMIZE),)
     if not kept:
         reasons = "; ".join(f"{name}: {why}" for name, why in missing.items())
         raise ConfigError(
@@ -260,6 +260,12 @@ def measurable_problem(problem: Problem, cls: type[Evaluator]) -> tuple[Problem,
             f"host ({reasons}); run it on a host that has the device"
         )
     return replace(problem, objectives=kept), missing
+
+
+def correctness_only(problem: Problem, measured: Problem) -> bool:
+    """Whether ``measured`` (from :func:`measurable_problem`) is a correctness-only run."""
+    declared = {o.name for o in problem.objectives}
+    return measured.primary.name == PASSED and PASSED not in declared
 
 
 async def _session(
@@ -273,13 +279,17 @@ async def _session(
 ) -> SessionReport:
     digest = problem_digest(problem)
     ranked_by = [o.name for o in parts.problem.objectives]
+    checks_only = correctness_only(problem, parts.problem)
     if parts.unmeasurable:
         log.warning(
-            "run %s: %s cannot be measured on this host (%s); this session ranks programs by %s",
+            "run %s: %s cannot be measured on this host (%s); %s",
             run.id,
             ", ".join(parts.unmeasurable),
             "; ".join(sorted(set(parts.unmeasurable.values()))),
-            ranked_by[0],
+            "this session is correctness-only: every program gets a verdict, and every "
+            f"correct one scores {PASSED}=1 (an error within tolerance is a pass, not a score)"
+            if checks_only
+            else f"this session ranks programs by {ranked_by[0]}",
         )
     with archive.transaction():
         if run.status == "running" and event == "run_resume":
@@ -296,6 +306,7 @@ async def _session(
                 "problem": digest,
                 "objectives": ranked_by,
                 "unmeasurable": parts.unmeasurable,
+                "correctness_only": checks_only,
                 "baselines": parts.baselines,
                 "tuning": parts.tuning,
             },

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from evoforge.archive import Program
     from evoforge.evaluators import Evaluator
+    from evoforge.problems.adapters import Adapter
 
 PROJECT = "evoforge"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -71,6 +72,21 @@ def register_problems(register: Callable[[str, str], None]) -> None:
 
     :param register: call with ``(name, path)``; ``path`` is a problem folder or spec file.
         ``evoforge run NAME`` then finds it.
+    """
+
+
+@hookspec
+def register_problem_adapters(register: Callable[[Adapter], None]) -> None:
+    """Contribute adapters: formats that run unmodified (a KernelBench task file, an
+    OpenEvolve folder) because an adapter turns them into problem folders.
+
+    ``evoforge run PATH`` tries the adapters, in registration order, on a path that is not a
+    problem spec; the first whose ``detect(path)`` is true adapts it.
+
+    :param register: call with an :class:`evoforge.problems.adapters.Adapter` (its ``name``
+        unique across plugins).
+    :raises evoforge.plugins.PluginError: from ``register``, for something that is not an
+        ``Adapter`` or a name another plugin already took.
     """
 
 

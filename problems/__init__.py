@@ -3,7 +3,8 @@
 A problem is a folder (``problem.py`` + a seed program) or a single spec file; see
 :func:`load_problem` for the format. :func:`define_problem` writes one from Python values.
 Built-in problems live in ``problems/builtin`` and are registered through the
-``register_problems`` hook like any third-party problem.
+``register_problems`` hook like any third-party problem. Other formats (KernelBench task files,
+OpenEvolve folders) run unmodified through :mod:`evoforge.problems.adapters`.
 """
 
 from evoforge.problems._baselines import measure_baselines, versus
@@ -13,6 +14,7 @@ from evoforge.problems._define import CACHE_ENV, define_problem
 from evoforge.problems._host import problem_unready, setup_problem
 from evoforge.problems._loader import SPEC_FILENAME, import_spec, load_problem
 from evoforge.problems._spec import (
+    PASSED,
     Descriptor,
     Direction,
     Objective,
@@ -21,18 +23,23 @@ from evoforge.problems._spec import (
     Threshold,
     Tuning,
 )
+from evoforge.problems._suites import KERNEL_SUITE, suites
 
 __all__ = [
     # declaration
     "Descriptor",
     "Direction",
     "Objective",
+    "PASSED",
     "Problem",
     # cascade
     "Stage",
     "Threshold",
     # knob tuning
     "Tuning",
+    # suites: sets of problems run as one batch
+    "KERNEL_SUITE",
+    "suites",
     # baselines, reported beside results
     "measure_baselines",
     "versus",

@@ -123,6 +123,8 @@ class Declaration(Settings):
     tuning: TuningDeclaration | None = None
     held_out: Annotated[tuple[StageDeclaration, ...], Lax] = ()
     requires: dict[str, str] = Field(default_factory=dict)
+    run_defaults: dict[str, Any] = Field(default_factory=dict)
+    language: Annotated[str, Field(min_length=1)] = "python"
 
     @field_validator("name", "entry")
     @classmethod
@@ -226,6 +228,9 @@ _FIXES = {
     '"held_out"}}], each scored by evaluate_<name>(output)',
     "requires": 'map each command the problem needs to how to get it, e.g. {"valgrind": '
     '"apt-get install -y valgrind"}',
+    "language": 'name the seed\'s language, e.g. language = "python" (others skip the Python '
+    "syntax check)",
+    "run_defaults": 'use a dict of run settings, e.g. {"budget": 100, "islands": {"count": 2}}',
 }
 
 

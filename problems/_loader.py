@@ -12,6 +12,8 @@ declarations and an ``evaluate`` function::
     memory_mb = 2048                        # address-space limit per evaluation
     preload = ["numpy"]                     # imported once, before candidates are forked
     seed_file = "seed.py"                   # or seed_source = "...": the starting program
+    baselines = {"published": {"sum_radii": 2.63}}  # reference values shown as ratios
+    run_defaults = {"budget": 500}          # run settings (a config file and flags win)
     options = {}                            # evaluator settings, e.g. for "python":
         # sandbox_user ("nobody"; None keeps the current user), sandbox_network ("server":
         # no network for candidates; "candidate": a namespace each; "host"), sandbox_prefork
@@ -182,6 +184,8 @@ def load_problem(path: Path | str) -> Problem:
         requires=decl.requires,
         prepares=callable(names.get("setup")),
         checks_ready=callable(names.get("ready")),
+        run_defaults=decl.run_defaults,
+        language=decl.language,
     )
 
 

@@ -1,4 +1,5 @@
-"""Built-in plugin: the problems in ``problems/builtin``, registered by folder name."""
+"""Built-in plugin: the problems in ``problems/builtin`` (registered by folder name) and the
+adapters for KernelBench and OpenEvolve formats."""
 
 from pathlib import Path
 
@@ -12,3 +13,11 @@ def register_problems(register):
     for folder in sorted(BUILTIN_DIR.iterdir()):
         if (folder / "problem.py").is_file():
             register(folder.name, str(folder))
+
+
+@hookimpl
+def register_problem_adapters(register):
+    from evoforge.problems.adapters import KERNELBENCH, OPENEVOLVE
+
+    register(KERNELBENCH)
+    register(OPENEVOLVE)

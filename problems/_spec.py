@@ -9,6 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+PASSED = "passed"
+"""The objective of a correctness-only run: 1.0 for every program that passed the problem's
+checks (see :func:`~evoforge.evaluators.classify_metrics`). A host that can check a kernel but
+not time it ranks by it, so an error within tolerance counts as a pass, never as a score."""
+
 
 class Direction(enum.StrEnum):
     MAXIMIZE = "maximize"
@@ -183,6 +188,13 @@ class Problem:
     """Whether the spec defines ``setup()`` (prepares data once: ``evoforge problems setup``)."""
     checks_ready: bool = False
     """Whether the spec defines ``ready() -> str`` (why it cannot run yet, "" when it can)."""
+    language: str = "python"
+    """The programs' language; candidates in another language skip the Python syntax check
+    (their evaluator reports what does not compile)."""
+    run_defaults: Mapping[str, Any] = field(default_factory=dict)
+    """Run settings this problem starts from (``budget``, ``islands``, ``models``, …, as in a
+    run configuration); a configuration file, flags and Python arguments override them. An
+    adapted OpenEvolve folder carries its ``config.yaml`` here."""
 
     @property
     def primary(self) -> Objective:

@@ -68,6 +68,15 @@ def _spending_options(func):
     help="Parent selection: uniform, tournament, rank, fitness_weighted, or a plugin's.",
 )
 @click.option(
+    "--target",
+    help="KernelBench tasks: the kernel language, triton (default) or cuda.",
+)
+@click.option(
+    "--seed-file",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="KernelBench task: start from this ModelNew program instead of the task's Model.",
+)
+@click.option(
     "--config",
     "config_file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -75,33 +84,61 @@ def _spending_options(func):
 )
 @db_option
 @_quiet_option
-def run(problem, config_file, db, quiet, islands, selection, models, api_base, **flags):
-    """Start an evolution run on PROBLEM (a built-in name, a folder, or a spec file).
+def run(
+    problem,
+    config_file,
+    db,
+    quiet,
+    islands,
+    selection,
+    models,
+    api_base,
+    target,
+    seed_file,
+    **flags,
+):
+    """Start an evolution run on PROBLEM: a built-in name, a problem folder or spec file, a
+    KernelBench task file (or a folder of them, run as a batch), an OpenEvolve folder, or a
+    suite (kernel_suite, pallas_suite).
 
     \b
     Example:
         evoforge run circle_packing --budget 300 --seed 1
+        evoforge run KernelBench/level1/19_ReLU.py --target triton --budget 20
+        evoforge run openevolve/examples/function_minimization --budget 50
     """
-    from evoforge.evolve._config import RunConfig, load_config_file
+    from evoforge.evolve._config import RunConfig, layered, load_config_file
+    from evoforge.evolve._resolve import resolve
     from evoforge.evolve._session import start_run
 
-    data = load_config_file(config_file) if config_file else {}
-    data["problem"] = problem
-    data.update({k: v for k, v in flags.items() if v is not None})
+    resolved = resolve(problem, target=target, seed_file=seed_file)
+    for note in resolved.notes:
+        click.echo(f"evoforge: {note}", err=True)
+    file_data = load_config_file(config_file) if config_file else {}
+    flag_data = {k: v for k, v in flags.items() if v is not None}
     if len(models) == 1:  # the command line's model replaces the file's ensemble
-        data["model"] = models[0]
-        data.pop("models", None)
+        flag_data["model"] = models[0]
     elif models:
-        data["models"] = [{"model": m, "api_base": api_base} for m in models]
+        flag_data["models"] = [{"model": m, "api_base": api_base} for m in models]
     if api_base is not None:
-        data["api_base"] = api_base
-    island_data = dict(data.get("islands") or {})
-    if islands is not None:
-        island_data["count"] = islands
-    if selection is not None:
-        island_data["selection"] = selection
-    data["islands"] = island_data
-    config = RunConfig.from_dict(data, origin=str(config_file or "command line"))
+        flag_data["api_base"] = api_base
+    island_flags = {"count": islands, "selection": selection}
+    island_flags = {k: v for k, v in island_flags.items() if v is not None}
+    if island_flags:
+        flag_data["islands"] = island_flags
+    origin = str(config_file or "command line")
+
+    def settings(one) -> dict:
+        data = layered(one.run_defaults, file_data, flag_data)
+        data["problem"] = str(one.spec_path.parent) if resolved.adapter else problem
+        return data
+
+    if resolved.batch:
+        from evoforge.evolve.cli._batch import run_batch_command
+
+        run_batch_command(resolved, settings, db, quiet)
+        return
+    config = RunConfig.from_dict(settings(resolved.problems[0]), origin=origin)
     _run_to_end(
         lambda progress: start_run(config, db, progress=progress, handle_signals=True), db, quiet
     )
@@ -160,16 +197,32 @@ def _summary(run_id: str, report, db: Path) -> None:
         )
         baselines = archive.baselines(run_id)
         held_out = archive.events(run_id, "held_out")
+        sessions = [e for e in archive.events(run_id) if e.kind in ("run_start", "run_resume")]
+        checks_only = bool(sessions and sessions[-1].data.get("correctness_only"))
+        passed = archive.count_programs(run_id, "ok")
     db_flag = "" if str(db) == DEFAULT_DB else f" --db {db}"
     click.echo(f"Run {run_id} {report.status}: {report.reason}")
     click.echo(
         f"{report.evaluations} evaluations; only programs that passed the problem's "
         "correctness check are scored"
     )
+    if checks_only:
+        why = "; ".join(sorted(set(sessions[-1].data.get("unmeasurable", {}).values())))
+        click.echo(
+            f"Correctness only on this host ({why}): {passed} of {report.evaluations} "
+            "programs passed; an error within tolerance is a pass, not a score"
+        )
+    inputs = (seed.metrics or {}).get("inputs") if seed is not None else None
+    if isinstance(inputs, str) and "shrunk" in inputs:
+        click.echo(f"Inputs: {inputs}")
     if best is not None:
         click.echo(f"Best  {_objectives(best)}  (program {best.id})")
     if seed is not None and seed.score is not None:
         click.echo(f"Seed  {_objectives(seed)}")
+    if baselines:
+        click.echo("Baselines:")
+        for label, values in baselines.items():
+            click.echo(f"  {label}: {_values(values)}")
     for label, ratios in versus(best.objectives, baselines) if best is not None else ():
         click.echo(f"Best vs {label}: {ratios}")
     if held_out:
@@ -208,4 +261,8 @@ def _held_out_lines(data: dict, baselines: dict) -> None:
 
 
 def _objectives(program) -> str:
-    return ", ".join(f"{name}={value:.10g}" for name, value in program.objectives.items())
+    return _values(program.objectives)
+
+
+def _values(values) -> str:
+    return ", ".join(f"{name}={value:.10g}" for name, value in values.items())

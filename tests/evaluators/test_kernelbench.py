@@ -241,7 +241,7 @@ def test_statuses_of_failing_candidates(tmp_path):
     assert seed.status is Status.OK, seed.artifacts
     assert seed.objectives["max_abs_error"] < 1e-5
     assert seed.metrics["trials"] == 5
-    assert seed.metrics["inputs"] == "get_inputs_small"
+    assert seed.metrics["inputs"].startswith("get_inputs_small(trial)")
     assert len(set(seed.metrics["shapes"])) == 4  # every small shape, the first one twice
     assert seed.metrics["bounds_checked"] > 0
     assert seed.device["target"] == "cpu-interpret"
@@ -266,7 +266,7 @@ def test_weights_come_from_the_same_hidden_seed_for_model_and_model_new(tmp_path
     )
     same, fixed_seed = evaluate_all(measurable(folder), [dedent(LINEAR_SEED), dedent(unseeded)])
     assert same.status is Status.OK, same.artifacts
-    assert same.metrics["inputs"] == "get_inputs"  # the task has no small inputs
+    assert same.metrics["inputs"].startswith("get_inputs()")  # the task has no small inputs
     assert fixed_seed.status is Status.INCORRECT  # weights it chose itself do not match
 
 

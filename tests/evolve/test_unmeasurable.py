@@ -51,11 +51,25 @@ class NothingMeasured(UntimedPython):
         return {o.name: "no device" for o in problem.objectives}
 
 
+class ChecksOnly(NothingMeasured):
+    """Like a kernel evaluator in an interpreter: it runs and checks, but cannot time."""
+
+    name = "checks-only"
+
+    @classmethod
+    def correctness_only(cls, problem):
+        return "no device: the interpreter checks correctness only"
+
+
 @pytest.fixture
 def untimed_plugin():
     plugin = types.ModuleType("untimed_plugin")
     plugin.register_evaluators = hookimpl(
-        lambda register: (register(UntimedPython), register(NothingMeasured))
+        lambda register: (
+            register(UntimedPython),
+            register(NothingMeasured),
+            register(ChecksOnly),
+        )
     )
     sys.modules[plugin.__name__] = plugin
     pm.register(plugin, "untimed-plugin")
@@ -114,3 +128,26 @@ def test_resume_on_a_host_that_measures_more_records_the_change(
     with Archive(db) as archive:
         changed = [e for e in archive.events(run.id) if e.kind == "objectives_changed"]
     assert [(e.data["from"], e.data["to"]) for e in changed] == [(["error"], ["speedup", "error"])]
+
+
+def test_checked_but_not_measured_is_a_correctness_only_run(make_problem):
+    problem = load_problem(make_problem(SPEC, SEED))
+    measured, missing = measurable_problem(problem, ChecksOnly)
+    assert [o.name for o in measured.objectives] == ["passed"]
+    assert set(missing) == {"speedup", "error"}
+
+
+def test_a_correctness_only_run_scores_every_correct_program_the_same(
+    untimed_plugin, make_problem, tmp_path, caplog
+):
+    folder = make_problem(SPEC.replace('"untimed-python"', '"checks-only"'), SEED)
+    db = tmp_path / "c.db"
+    run, report = asyncio.run(start_run(RunConfig(problem=str(folder), budget=5, workers=1), db))
+    assert report.status == "finished"
+    assert "correctness-only" in caplog.text and "not a score" in caplog.text
+    with Archive(db) as archive:
+        programs = [p for p in archive.programs(run.id) if p.status == "ok"]
+        start = next(e for e in archive.events(run.id) if e.kind == "run_start")
+    assert programs and all(p.objectives == {"passed": 1.0} for p in programs)
+    assert all("error" in p.metrics for p in programs)  # the measured error stays a metric
+    assert start.data["correctness_only"] is True and start.data["objectives"] == ["passed"]

@@ -64,6 +64,46 @@ def test_hook_register_problems(plugin, make_problem):
     assert {"circle_packing", "trivial"} <= set(problems())
 
 
+def test_hook_register_problem_adapters(plugin, make_problem, tmp_path):
+    """A plugin's format: a ``.tiny`` file holding the seed's two numbers becomes a problem."""
+    from evoforge.evolve import resolve
+    from evoforge.problems import load_problem
+    from evoforge.problems.adapters import Adapted, Adapter, problem_adapters
+
+    template = make_problem(TRIVIAL_SPEC, TRIVIAL_SEED)
+
+    def adapt(path, options):
+        folder = tmp_path / "adapted"
+        folder.mkdir(exist_ok=True)
+        a, b = path.read_text().split()
+        seed = (template / "seed.py").read_text().replace("0.5", a).replace("0.25", b)
+        (folder / "problem.py").write_text((template / "problem.py").read_text())
+        (folder / "seed.py").write_text(seed)
+        return Adapted("tiny", path, (load_problem(folder),), ("made from a .tiny file",))
+
+    tiny = Adapter("tiny", detect=lambda path: path.suffix == ".tiny", adapt=adapt)
+    plugin(register_problem_adapters=lambda register: register(tiny))
+    assert list(problem_adapters())[:2] == ["kernelbench", "openevolve"]  # built-ins first
+    assert problem_adapters()["tiny"] is tiny
+    source = tmp_path / "numbers.tiny"
+    source.write_text("0.75 1.5")
+    resolved = resolve(str(source))
+    assert resolved.adapter == "tiny" and resolved.notes == ("made from a .tiny file",)
+    assert "a = 0.75" in resolved.problems[0].seed_source
+    config = RunConfig(problem=str(resolved.problems[0].spec_path.parent), budget=3, workers=1)
+    _, report = asyncio.run(start_run(config, tmp_path / "t.db"))
+    assert report.status == "finished"
+
+
+def test_a_problem_adapter_must_be_an_adapter(plugin):
+    from evoforge.plugins import PluginError
+    from evoforge.problems.adapters import problem_adapters
+
+    plugin(register_problem_adapters=lambda register: register("not an adapter"))
+    with pytest.raises(PluginError, match="register an evoforge.problems.adapters.Adapter"):
+        problem_adapters()
+
+
 def test_hook_register_selection_strategies(plugin, make_problem, tmp_path):
     calls = []
 

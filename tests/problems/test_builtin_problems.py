@@ -22,6 +22,7 @@ from evoforge.problems._loader import import_spec
 
 BUILTIN = Path(evoforge.problems.__file__).resolve().parent / "builtin"
 PACKING_DIR, TRIVIAL_DIR = BUILTIN / "circle_packing", BUILTIN / "trivial"
+PACKING_32_DIR = BUILTIN / "circle_packing_32"
 N, TOL = 26, 1e-9
 SEED_SUM_RADII = 1.9270132167601537  # the circle_packing README quotes this (1.9270)
 
@@ -67,7 +68,7 @@ def touching() -> dict:
 # ---------------------------------------------------------------------------- loading and seeds
 
 
-@pytest.mark.parametrize("folder", [PACKING_DIR, TRIVIAL_DIR], ids=lambda p: p.name)
+@pytest.mark.parametrize("folder", [PACKING_DIR, PACKING_32_DIR, TRIVIAL_DIR], ids=lambda p: p.name)
 def test_builtin_problem_loads_with_declared_descriptors(folder):
     problem = load_problem(folder)
 
@@ -375,3 +376,19 @@ def test_trivial_rejects_hostile_output(trivial, output, fragment):
     assert result["correct"] is False
     assert fragment in result["error"]
     assert "score" not in result
+
+
+# ------------------------------------------------------------------------- circle packing, n = 32
+
+
+def test_circle_packing_32_checks_32_circles_and_reports_the_published_bests():
+    from evoforge.problems import measure_baselines
+
+    spec = import_spec(PACKING_32_DIR / "problem.py")
+    metrics = spec.evaluate(run_seed(PACKING_32_DIR))
+    assert metrics["correct"] and metrics["n_valid"] == 32 and 1.5 < metrics["sum_radii"] < 3.0
+    assert "expected exactly 32" in spec.evaluate(spaced())["error"]  # 26 circles: refused
+    assert measure_baselines(load_problem(PACKING_32_DIR)) == {
+        "AlphaEvolve (2025)": {"sum_radii": 2.937945},
+        "best open result": {"sum_radii": 2.939540},
+    }

@@ -60,22 +60,34 @@ def main() -> int:
         load_task,
         make_inputs,
     )
+    from evoforge.evaluators.kernels.kernelbench._placement import cuda_redirect
+    from evoforge.evaluators.kernels.kernelbench._shrink import ShrinkError, shrink_task
 
     start = time.perf_counter()
+    inputs_note = ""
     try:
         task = load_task(request["task_path"])
+        function, inputs_note = "get_inputs", "get_inputs() (the task's shapes)"
+        small = request.get("small_inputs") or ""
+        if not cuda and hasattr(task, small):
+            function, inputs_note = small, f"{small}(trial) (the task's shapes for CPUs)"
+        elif not cuda:
+            shrunk = shrink_task(request["task_path"], task)
+            if shrunk is not None:
+                task, inputs_note = shrunk.module, f"get_inputs() {shrunk.note}"
         init_seed = secrets.randbits(62)  # hidden: drawn here, per evaluation
         torch.manual_seed(init_seed)
-        init_inputs = list(task.get_init_inputs())
-        function = "get_inputs"
-        if not cuda and hasattr(task, request.get("small_inputs") or ""):
-            function = request["small_inputs"]
+        with cuda_redirect("cpu"):  # CPU tensors: the runner never initialises CUDA
+            init_inputs = list(task.get_init_inputs())
         trials = [
             make_inputs(task, function, secrets.randbits(62), t)
             for t in range(int(request["trials"]))
         ]
+    except ShrinkError as exc:
+        reply(_task_failed(request, f"its shapes are too large for the interpreter: {exc}"))
+        return 0
     except Exception as exc:
-        reply(_task_failed(request, f"{type(exc).__name__}: {exc}"))
+        reply(_task_failed(request, f"{type(exc).__name__}: {exc}", inputs_note))
         return 0
     if torch.cuda.is_initialized():  # a forked child could not use CUDA any more
         reply(
@@ -101,11 +113,11 @@ def main() -> int:
         rtol=request.get("rtol"),
     )
     input_mb = _nbytes(trials) / 2**20
-    answer = _evaluate(request, ctx, digests, isolation, input_mb)
+    answer = _evaluate(request, ctx, digests, isolation, input_mb, inputs_note)
     metrics = answer.setdefault("metrics", {})
     metrics["target"] = request["target"]
     if not answer.get("build_only"):  # a compile-only build never sees its inputs
-        metrics.update(shapes=_shapes(trials), inputs=function)
+        metrics.update(shapes=_shapes(trials), inputs=inputs_note)
     answer.setdefault("timings", {})["runner_s"] = time.perf_counter() - start
     answer["sandbox"] = notes
     reply(answer)
@@ -118,6 +130,7 @@ def _evaluate(
     digests: list[list[str]],
     isolation: Isolation,
     input_mb: float,
+    inputs_note: str = "",
 ) -> dict[str, Any]:
     from evoforge.evaluators.kernels.kernelbench._harness import candidate_job
 
@@ -138,6 +151,14 @@ def _evaluate(
     if header.get("compiler_output"):
         artifacts["compiler_output"] = str(header["compiler_output"])
     if run.status.value != "ok":
+        if run.status.value == "runtime_error":
+            # The candidate has exited. Is the task itself broken on these inputs (a reference
+            # that fails on shrunk shapes, or at all)? Then no candidate is to blame.
+            broken = _reference_fails(request, ctx, input_mb)
+            if broken:
+                failed = _task_failed(request, broken, inputs_note)
+                failed["artifacts"]["candidate_error"] = artifacts.get("error", "")
+                return {**failed, "timings": timings}
         return {"status": run.status.value, "artifacts": artifacts, "timings": timings}
     if header.get("violation"):
         artifacts["error"] = str(header["violation"])
@@ -173,7 +194,8 @@ def _evaluate(
     )
     timings["reference_s"] = reference.eval_s
     if reference.status.value != "ok":
-        return {**_task_failed(request, _describe(reference)), "timings": timings}
+        failed = _task_failed(request, _describe(reference), inputs_note)
+        return {**failed, "timings": timings}
     answer = _judge(request, ctx, digests, run, reference)
     answer["timings"] = timings
     answer.setdefault("artifacts", {}).update(
@@ -182,6 +204,21 @@ def _evaluate(
     if baseline is not None and "baseline" in reference.header:
         answer["baseline"] = reference.header["baseline"]
     return answer
+
+
+def _reference_fails(request: dict[str, Any], ctx: Any, input_mb: float) -> str:
+    """Why the task's ``Model`` fails on this evaluation's inputs ("" when it runs)."""
+    from evoforge.evaluators.kernels.kernelbench._harness import reference_job
+
+    reference = run_sandboxed(
+        lambda: reference_job(ctx, precision=False, baseline=None),
+        Limits(
+            timeout_s=float(request.get("reference_timeout_s", 300)),
+            memory_mb=None if ctx.cuda else request.get("memory_mb"),
+            result_mb=int(16 + 12 * input_mb),
+        ),
+    )
+    return "" if reference.status.value == "ok" else _describe(reference)
 
 
 def _judge(
@@ -360,13 +397,21 @@ def _violation(why: str) -> dict[str, Any]:
     return {"status": "sandbox_violation", "artifacts": {"error": why}}
 
 
-def _task_failed(request: dict[str, Any], why: str) -> dict[str, Any]:
+def _task_failed(request: dict[str, Any], why: str, inputs_note: str = "") -> dict[str, Any]:
+    """The reply when the task's own code failed: no candidate can be judged against it."""
+    where = f" on the inputs of {inputs_note}" if "shrunk" in inputs_note else ""
+    fix = "; fix the task file"
+    if "get_inputs_small" in why:
+        fix = ""
+    elif where:
+        fix = "; add get_inputs_small(trial) to the task with shapes its Model accepts"
+    reference = f"the task's reference ({request['task_path']}) failed{where}: {why}{fix}"
     return {
         "status": "crashed",
         "task_failed": True,
         "artifacts": {
-            "error": f"the task's reference ({request['task_path']}) failed, not the candidate: "
-            f"{why}"
+            "error": f"not the candidate's fault: {reference}",
+            "reference_error": reference,
         },
     }
 

@@ -12,7 +12,7 @@ measures is :meth:`unmeasurable`, so a run refuses to start rather than rank by 
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from evoforge.evaluators._base import Availability
 from evoforge.evaluators.kernels.kernelbench._build import NOT_RUN, find_nvcc
@@ -22,6 +22,9 @@ from evoforge.evaluators.kernels.kernelbench._evaluator import (
     KernelBenchEvaluator,
     torch_missing,
 )
+
+if TYPE_CHECKING:
+    from evoforge.problems import Problem
 
 
 class CudaEvaluator(KernelBenchEvaluator):
@@ -42,6 +45,11 @@ class CudaEvaluator(KernelBenchEvaluator):
                 "toolkit or set CUDA_HOME so CUDA sources can be compiled",
             )
         return Availability(True)
+
+    @classmethod
+    def correctness_only(cls, problem: Problem) -> str:
+        """Nothing runs without a GPU (compile-only): not even correctness can be checked."""
+        return ""
 
     @classmethod
     def unmeasured(cls, declared: set[str]) -> list[str]:

@@ -164,6 +164,12 @@ class KernelBenchEvaluator(Evaluator):
         return {name: cls.unmeasured_why(name, why) for name in cls.unmeasured(declared)}
 
     @classmethod
+    def correctness_only(cls, problem: Problem) -> str:
+        """Without a GPU the kernel still runs (the Triton interpreter): correctness only."""
+        why = cls.no_gpu_reason(problem)
+        return cls.unmeasured_why("", why) if why else ""
+
+    @classmethod
     def unmeasured(cls, declared: set[str]) -> list[str]:
         return [name for name in TIMING_METRICS if name in declared]
 

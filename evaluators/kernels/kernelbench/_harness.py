@@ -109,13 +109,17 @@ def load_task(path: str | Path) -> types.ModuleType:
 
 
 def make_inputs(task: types.ModuleType, function: str, seed: int, trial: int) -> list[Any]:
-    """``task.<function>()`` (given ``trial`` if it takes an argument) after seeding torch."""
+    """``task.<function>()`` (given ``trial`` if it takes an argument) after seeding torch, as
+    CPU tensors (see :mod:`evoforge.evaluators.kernels.kernelbench._placement`)."""
     import torch
+
+    from evoforge.evaluators.kernels.kernelbench._placement import cuda_redirect
 
     make = getattr(task, function)
     torch.manual_seed(seed)
     takes_trial = bool(inspect.signature(make).parameters)
-    inputs = make(trial) if takes_trial else make()
+    with cuda_redirect("cpu"):  # `.cuda()` in a task: CPU tensors; callers move them
+        inputs = make(trial) if takes_trial else make()
     return list(inputs)
 
 
@@ -134,9 +138,23 @@ def digest(x: Any) -> str:
 
 
 def candidate_job(ctx: Context) -> tuple[dict[str, Any], bytes]:
-    """Run the candidate on every trial (and time it on a GPU); see the module docstring."""
+    """Run the candidate on every trial (and time it on a GPU); see the module docstring.
+
+    Without a GPU, the candidate's CUDA placements (``.cuda()``, ``device="cuda"``,
+    ``assert x.is_cuda``) refer to the CPU, so a solution written for a GPU runs unmodified in
+    the interpreter (:mod:`evoforge.evaluators.kernels.kernelbench._placement`).
+    """
     try:
-        return _candidate(ctx)
+        if ctx.cuda:
+            return _candidate(ctx)
+        from evoforge.evaluators.kernels.kernelbench._placement import (
+            cuda_redirect,
+            report_cpu_as_cuda,
+        )
+
+        report_cpu_as_cuda()
+        with cuda_redirect("cpu"):
+            return _candidate(ctx)
     except CompileFailed as exc:
         return {"status": "compile_error", "error": str(exc), "compiler_output": exc.output}, b""
     except Violation as exc:
@@ -313,7 +331,12 @@ def reference_job(
 ) -> tuple[dict[str, Any], bytes]:
     """The task's ``Model`` on every trial, float64 on the first, and the trusted baseline."""
     try:
-        return _reference(ctx, precision, baseline)
+        if ctx.cuda:
+            return _reference(ctx, precision, baseline)
+        from evoforge.evaluators.kernels.kernelbench._placement import cuda_redirect
+
+        with cuda_redirect("cpu"):
+            return _reference(ctx, precision, baseline)
     except BaseException as exc:
         return _failure(exc), b""
 

@@ -92,6 +92,11 @@ class TpuEvaluator(KernelEvaluator):
         declared = {o.name for o in problem.objectives}
         return {name: why for name in TIMING_METRICS if name in declared}
 
+    @classmethod
+    def correctness_only(cls, problem: Problem) -> str:
+        """Without a TPU, Pallas interpret mode runs the kernel: correctness only."""
+        return "" if _target(problem) == "tpu" else NO_TPU
+
     def request(self, source: str) -> dict[str, Any]:
         options, on_tpu = self.problem.options, self.target == "tpu"
         return {

@@ -7,14 +7,15 @@ kernel that exponentiates without subtracting the row maximum overflows and is r
 Row counts that are not multiples of the block size are included: the last block is partial.
 
 Scored against a float64 reference computed outside the candidate's process. On a TPU the
-primary objective is ``speedup`` over ``jax.nn.softmax`` (interleaved timing); without one the
-run ranks by ``max_abs_error`` and says why (``evoforge run`` prints it).
+objective is ``speedup`` over ``jax.nn.softmax`` (interleaved timing); without one the run is
+correctness-only (``passed = 1`` for every correct kernel; ``max_abs_error`` stays a metric)
+and says why (``evoforge run`` prints it).
 """
 
 name = "pallas_softmax"
 evaluator = "tpu"
 entry = "softmax"
-objectives = {"speedup": "maximize", "max_abs_error": "minimize"}
+objectives = {"speedup": "maximize"}
 timeout_s = 120
 memory_mb = 4096
 preload: list[str] = []

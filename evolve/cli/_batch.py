@@ -1,0 +1,104 @@
+"""``evoforge run`` on a batch (a folder of KernelBench tasks, a suite): one run per task, then
+a table of the tasks and KernelBench's metrics on stdout (progress on stderr)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from evoforge.archive import DEFAULT_DB
+
+
+def run_batch_command(
+    resolved: Any, settings: Callable[[Any], dict], db: Path, quiet: bool
+) -> None:
+    """Run every problem of ``resolved`` and print the suite's table and metrics."""
+    from evoforge.evolve._batch import run_batch, suite_metrics
+    from evoforge.evolve._progress import LiveProgress
+
+    problems = resolved.problems
+    click.echo(f"evoforge: a batch of {len(problems)} problems, one run each", err=True)
+    live: list[Any] = []
+
+    def progress(problem):
+        click.echo(f"evoforge: task {problem.name}", err=True)
+        if quiet:
+            return None
+        display = LiveProgress().__enter__()
+        live.append(display)
+        return display
+
+    def close_displays() -> None:
+        while live:
+            live.pop().__exit__(None, None, None)
+
+    def on_task(result) -> None:
+        close_displays()
+        verdict = "correct" if result.correct else "no correct program"
+        click.echo(f"evoforge: {result.problem}: {result.status}, {verdict}", err=True)
+
+    try:
+        results = asyncio.run(
+            run_batch(
+                problems, settings, db, progress=progress, on_task=on_task, handle_signals=True
+            )
+        )
+    finally:
+        close_displays()
+    _table(results, db)
+    metrics = suite_metrics(results)
+    _metrics(metrics)
+    if any(r.status == "stopped" for r in results):
+        sys.exit(1)
+
+
+def _table(results, db: Path) -> None:
+    width = max([len(r.problem) for r in results] + [4])
+    click.echo(
+        f"{'task':{width}}  {'status':8}  {'correct':7}  {'passed':>9}  {'vs eager':>8}  "
+        f"{'vs compile':>10}  {'time ms (IQR)':>16}  run"
+    )
+    for r in results:
+        eager = _x(r.speedups.get("eager"))
+        compiled = _x(r.speedups.get("compile"))
+        timed = "—"
+        if r.time_ms is not None:
+            timed = f"{r.time_ms:.4g} ({r.time_iqr_ms or 0:.2g})"
+        click.echo(
+            f"{r.problem:{width}}  {r.status:8}  {'yes' if r.correct else 'no':7}  "
+            f"{f'{r.passed}/{r.evaluations}':>9}  {eager:>8}  {compiled:>10}  {timed:>16}  "
+            f"{r.run_id or '—'}"
+        )
+        if not r.correct and r.reason:
+            click.echo(f"{'':{width}}  why: {r.reason[:300]}")
+    db_flag = "" if str(db) == DEFAULT_DB else f" --db {db}"
+    click.echo(f"Archive: {db.resolve()} (evoforge top RUN{db_flag} for a task's programs)")
+
+
+def _metrics(metrics) -> None:
+    click.echo(
+        f"KernelBench metrics over {metrics.tasks} tasks: correct {metrics.correct}/"
+        f"{metrics.tasks} (fast_0 = {metrics.fast_0:.3f})"
+    )
+    for baseline, shares in metrics.fast_p.items():
+        fast = ", ".join(f"fast_{p:g} = {share:.3f}" for p, share in shares.items() if p > 0)
+        click.echo(
+            f"  vs {baseline}: {fast}; geometric-mean speedup over correct tasks "
+            f"{metrics.geomean[baseline]:.3f}x"
+        )
+    if not metrics.fast_p:
+        click.echo(
+            "  fast_1, fast_1.5, fast_2 and the geometric-mean speedup: not measured on this "
+            f"host ({metrics.untimed or 'no task was timed'})"
+        )
+    elif metrics.untimed:
+        click.echo(f"  some correct tasks were not timed: {metrics.untimed}")
+
+
+def _x(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}x"

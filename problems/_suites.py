@@ -1,0 +1,34 @@
+"""Built-in suites: named sets of problems that run as one batch.
+
+``evoforge run kernel_suite --target triton`` runs every task of the kernel suite (a folder of
+KernelBench-format task files, adapted like any other: see
+:mod:`evoforge.problems.adapters`) and reports KernelBench's metrics; ``pallas_suite`` is the
+same operations as Pallas kernels (registered problems of the ``tpu`` evaluator).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+BUILTIN_DIR = Path(__file__).parent / "builtin"
+KERNEL_SUITE = BUILTIN_DIR / "kernel_suite"
+
+SUITES: dict[str, Path | tuple[str, ...]] = {
+    "kernel_suite": KERNEL_SUITE,
+    "pallas_suite": (
+        "pallas_gelu",
+        "pallas_softmax",
+        "pallas_layernorm",
+        "pallas_rmsnorm",
+        "pallas_matmul",
+        "pallas_matmul_bias_relu",
+        "pallas_attention",
+        "pallas_transpose",
+    ),
+}
+"""Suite name -> a folder of KernelBench task files, or the names of registered problems."""
+
+
+def suites() -> dict[str, Path | tuple[str, ...]]:
+    """The built-in suites (see :data:`SUITES`)."""
+    return dict(SUITES)

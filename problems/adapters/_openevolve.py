@@ -1,0 +1,273 @@
+"""OpenEvolve problem folders as problems, unmodified.
+
+An OpenEvolve folder holds ``initial_program.<ext>``, ``evaluator.py`` defining
+``evaluate(program_path)`` (and optionally ``evaluate_stage1/2/3`` for a cascade), and
+optionally ``config.yaml``. This adapter writes a problem folder for the ``openevolve``
+evaluator (:mod:`evoforge.evaluators.openevolve`), which runs the folder's own evaluator on each
+candidate, in the sandbox, exactly as OpenEvolve calls it: the program written to a file, the
+file's path passed in, a dict of metrics (or an ``EvaluationResult`` with metrics and artifacts)
+returned.
+
+Decisions, each in OpenEvolve's sense unless said otherwise:
+
+- the primary objective is ``combined_score`` when ``evaluator.py`` mentions it, else
+  ``fitness``; every evaluation also reports ``fitness``, OpenEvolve's ranking score
+  (``combined_score`` when returned, else the mean of the numeric metrics, booleans and the
+  ``config.yaml``'s ``feature_dimensions`` left out);
+- a cascade (``cascade_evaluation``, on by default, with ``evaluate_stage1`` defined) runs
+  ``evaluate_stage1``, then ``evaluate_stage2`` if stage 1's fitness reaches the first
+  threshold, then ``evaluate_stage3`` if the merged metrics reach the second; what a stage
+  returns is merged over the earlier stages' metrics. Unlike OpenEvolve, a candidate that
+  misses a threshold is stored as ``incorrect`` with its metrics and the reason, never ranked
+  against fully evaluated ones;
+- a program without EVOLVE-BLOCK markers is evolvable as a whole (as in OpenEvolve): one block
+  around the file, marked with the language's comment syntax;
+- ``config.yaml`` is mapped by :mod:`evoforge.problems.adapters._openevolve_config`; what has
+  no meaning here is reported as ignored.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from pathlib import Path
+from typing import Any
+
+from evoforge.problems._blocks import END_MARKER, START_MARKER, BlockError, find_blocks
+from evoforge.problems._declaration import ProblemSpecError
+from evoforge.problems._loader import SPEC_FILENAME, load_problem
+from evoforge.problems.adapters._openevolve_config import Mapped, map_config, read_config
+from evoforge.problems.adapters._registry import Adapted, Adapter, AdaptOptions
+from evoforge.problems.adapters._write import GENERATED, identifier, sha256, write_folder
+
+EVALUATOR_FILE = "evaluator.py"
+CONFIG_FILES = ("config.yaml", "config.yml")
+INITIAL_PROGRAM = "initial_program"
+STAGE_FUNCTIONS = ("evaluate_stage1", "evaluate_stage2", "evaluate_stage3")
+_COMMENT = {
+    ".py": "#",
+    ".r": "#",
+    ".jl": "#",
+    ".sh": "#",
+    ".rb": "#",
+    ".pl": "#",
+    ".c": "//",
+    ".h": "//",
+    ".cc": "//",
+    ".cpp": "//",
+    ".hpp": "//",
+    ".cu": "//",
+    ".metal": "//",
+    ".rs": "//",
+    ".go": "//",
+    ".js": "//",
+    ".ts": "//",
+    ".java": "//",
+    ".kt": "//",
+    ".swift": "//",
+    ".scala": "//",
+    ".cs": "//",
+    ".zig": "//",
+    ".sql": "--",
+    ".lua": "--",
+    ".hs": "--",
+    ".m": "%",
+    ".tex": "%",
+}
+
+
+def initial_programs(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob(f"{INITIAL_PROGRAM}.*") if p.is_file())
+
+
+def detect(path: Path) -> bool:
+    return (
+        path.is_dir()
+        and (path / EVALUATOR_FILE).is_file()
+        and not (path / SPEC_FILENAME).exists()
+        and len(initial_programs(path)) == 1
+    )
+
+
+def adapt(path: Path, options: AdaptOptions) -> Adapted:
+    """The folder as one problem of the ``openevolve`` evaluator (see the module docstring).
+
+    Raises:
+        ProblemSpecError: ``evaluator.py`` does not parse or defines neither ``evaluate`` nor
+            ``evaluate_stage1``, a mapped ``config.yaml`` setting has the wrong kind, or the
+            program's EVOLVE-BLOCK markers are broken.
+    """
+    evaluator = path / EVALUATOR_FILE
+    initial = options.seed_file or initial_programs(path)[0]
+    source = evaluator.read_text()
+    functions = _functions(evaluator, source)
+    config_path = next((path / n for n in CONFIG_FILES if (path / n).is_file()), None)
+    mapped = map_config(read_config(config_path), config_path) if config_path else Mapped()
+    suffix = mapped.suffix or initial.suffix or ".py"
+    seed, wrapped = _seed(initial, suffix)
+    stages, stage_notes = _stages(functions, mapped)
+    objective = "combined_score" if "combined_score" in source else "fitness"
+    name = identifier(path.name, "oe")
+    seed_file = f"{INITIAL_PROGRAM}{suffix}"
+    spec = _spec(name, path, source, seed_file, suffix, objective, stages, mapped)
+    folder = write_folder(name, {SPEC_FILENAME: spec, seed_file: seed}, options.folder)
+    problem = load_problem(folder)
+    notes = [
+        f"{path.name}: an OpenEvolve folder for the openevolve evaluator (written to {folder}); "
+        f"its evaluator runs in the sandbox with each candidate; primary objective {objective}"
+        + ("" if objective == "combined_score" else " (evaluator.py returns no combined_score)")
+    ]
+    if wrapped:
+        notes.append(f"{initial.name} has no EVOLVE-BLOCK markers: the whole file evolves")
+    notes += stage_notes
+    if config_path is not None:
+        notes += mapped.notes(config_path)
+    return Adapted("openevolve", path, (problem,), tuple(notes))
+
+
+def _functions(evaluator: Path, source: str) -> set[str]:
+    try:
+        tree = ast.parse(source, filename=str(evaluator))
+    except SyntaxError as exc:
+        raise ProblemSpecError(evaluator, "syntax", f"does not parse: {exc}") from None
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    if "evaluate" not in names and "evaluate_stage1" not in names:
+        raise ProblemSpecError(
+            evaluator,
+            "evaluate",
+            "defines neither evaluate(program_path) nor evaluate_stage1(program_path); "
+            "OpenEvolve calls one of them with the program's file path",
+        )
+    return names
+
+
+def _seed(initial: Path, suffix: str) -> tuple[str, bool]:
+    text = initial.read_text()
+    if START_MARKER in text or END_MARKER in text:
+        try:
+            find_blocks(text, origin=str(initial))
+        except BlockError as exc:
+            raise ProblemSpecError(initial, "EVOLVE-BLOCK", str(exc)) from None
+        return text, False
+    comment = _COMMENT.get(suffix.lower(), "#")
+    lines = text.splitlines(keepends=True)
+    head = lines[:1] if lines and lines[0].startswith("#!") else []
+    body = "".join(lines[len(head) :]).rstrip("\n")
+    return (
+        "".join(head) + f"{comment} {START_MARKER}\n{body}\n{comment} {END_MARKER}\n",
+        True,
+    )
+
+
+def _stages(functions: set[str], mapped: Mapped) -> tuple[list[dict[str, Any]], list[str]]:
+    """OpenEvolve's cascade as declared stages: stage k runs only past threshold k - 1."""
+    if not mapped.cascade or "evaluate_stage1" not in functions:
+        if mapped.cascade and "evaluate" in functions:
+            return [], ["no evaluate_stage1: one evaluation by evaluate() (no cascade)"]
+        if "evaluate" not in functions:
+            return [_stage(1, mapped)], ["cascade off but no evaluate(): evaluate_stage1"]
+        return [], []
+    stages = [_stage(1, mapped)]
+    for number in (2, 3):
+        if STAGE_FUNCTIONS[number - 1] not in functions:
+            break
+        if len(mapped.thresholds) < number - 1:
+            return _finish(stages), [
+                f"evaluate_stage{number} is not run: cascade_thresholds has no threshold for "
+                f"it (as in OpenEvolve)"
+            ]
+        stages[-1]["threshold"] = {"metric": "fitness", "min": mapped.thresholds[number - 2]}
+        stages.append(_stage(number, mapped))
+    names = " > ".join(s["name"] for s in stages)
+    return _finish(stages), [f"cascade {names} (thresholds on fitness)"]
+
+
+def _stage(number: int, mapped: Mapped) -> dict[str, Any]:
+    return {
+        "name": f"stage{number}",
+        "kwargs": {"function": f"evaluate_stage{number}"},
+        "timeout_s": mapped.timeout_s,
+    }
+
+
+def _finish(stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for threshold in (s.get("threshold") for s in stages):
+        if threshold is not None and not math.isfinite(threshold["min"]):
+            threshold["min"] = -1e308
+    return stages
+
+
+def _spec(
+    name: str,
+    folder: Path,
+    evaluator_source: str,
+    seed_file: str,
+    suffix: str,
+    objective: str,
+    stages: list[dict[str, Any]],
+    mapped: Mapped,
+) -> str:
+    options: dict[str, Any] = {
+        "openevolve_dir": str(folder),
+        "evaluator_file": EVALUATOR_FILE,
+        "program_suffix": suffix,
+    }
+    if mapped.feature_dimensions:
+        options["fitness_exclude"] = list(mapped.feature_dimensions)
+    if mapped.system_prompt:
+        options["prompts"] = {"system": mapped.system_prompt.replace("$", "$$")}
+    description = (
+        f"OpenEvolve problem {folder.name}: the program is scored by {folder / EVALUATOR_FILE}"
+        f", which OpenEvolve calls with the program's file path; maximise {objective}."
+    )
+    if mapped.system_prompt:
+        description += "\n\n" + mapped.system_prompt
+    lines = [
+        f'"""{description.replace(chr(92), chr(92) * 2).replace(chr(34) * 3, "")}"""',
+        "",
+        GENERATED.format(source=folder).rstrip(),
+        "",
+        f"name = {name!r}",
+        'evaluator = "openevolve"',
+        f"objectives = {{{objective!r}: 'maximize'}}",
+        f"timeout_s = {mapped.timeout_s!r}",
+        f"memory_mb = {mapped.memory_mb!r}",
+        "preload = []",
+        f"seed_file = {seed_file!r}",
+        f"language = {_language(suffix)!r}",
+        f"options = {options!r}",
+        f"run_defaults = {mapped.run_defaults!r}",
+    ]
+    if stages:
+        lines.append(f"stages = {stages!r}")
+    lines += [
+        f"EVALUATOR_SHA256 = {sha256(evaluator_source)!r}",
+        "",
+        "",
+        "def evaluate(metrics):",
+        '    """The OpenEvolve evaluator\'s metrics (with fitness added), as reported."""',
+        "    return metrics",
+        "",
+    ]
+    for stage in stages[:-1]:
+        lines.append(f"evaluate_{stage['name']} = evaluate")
+    return "\n".join(lines) + "\n"
+
+
+def _language(suffix: str) -> str:
+    return "python" if suffix.lower() == ".py" else suffix.lower().lstrip(".")
+
+
+OPENEVOLVE = Adapter(
+    name="openevolve",
+    detect=detect,
+    adapt=adapt,
+    description="OpenEvolve folders (initial_program.*, evaluator.py, optional config.yaml)",
+)

@@ -1,0 +1,34 @@
+"""Seed for pallas_rmsnorm: one block of rows per grid step, whole rows in each block."""
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+EPS = 1e-6
+
+# EVOLVE-BLOCK-START
+BLOCK_ROWS = 64
+
+
+def _kernel(x_ref, w_ref, o_ref):
+    x = x_ref[...]
+    mean_square = jnp.mean(x * x, axis=-1, keepdims=True)
+    o_ref[...] = x / jnp.sqrt(mean_square + EPS) * w_ref[...]
+
+
+def rmsnorm(x, weight):
+    rows, cols = x.shape
+    return pl.pallas_call(
+        _kernel,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        grid=(pl.cdiv(rows, BLOCK_ROWS),),
+        in_specs=[
+            pl.BlockSpec((BLOCK_ROWS, cols), lambda i: (i, 0)),
+            pl.BlockSpec((cols,), lambda i: (0,)),
+        ],
+        out_specs=pl.BlockSpec((BLOCK_ROWS, cols), lambda i: (i, 0)),
+        interpret=INTERPRET,  # noqa: F821 - set by the harness
+    )(x, weight)
+
+
+# EVOLVE-BLOCK-END
