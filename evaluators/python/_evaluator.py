@@ -12,6 +12,7 @@ import tempfile
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from evoforge import _json
 from evoforge.archive import EvalResult, Status
 from evoforge.evaluators import timing as cpu_timing
 from evoforge.evaluators._base import Availability, Evaluator
@@ -285,13 +286,17 @@ class PythonEvaluator(Evaluator):
         ]
         if not self._prefork:
             argv.append("--no-prefork")
+        if self._sandbox.sandbox_allow_root:
+            argv.append("--allow-root")
+        if self._sandbox.sandbox_unix_sockets:
+            argv.append("--unix-sockets")
         argv += self._sandbox.filesystem_arguments(problem)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                env=server_env(),
+                env=server_env(self._sandbox.sandbox_env, home=workdir_root),
                 start_new_session=True,
             )  # SIGINT at the terminal: ours alone
         except BaseException:
@@ -336,14 +341,20 @@ class PythonEvaluator(Evaluator):
         task.add_done_callback(self._background.discard)
 
     async def _respawn(self, old: _Server) -> None:
-        await old.finish(grace_s=0.0)
-        self._dying.discard(old)
-        if self._state == "closed":
-            return
+        """Clean up after ``old`` and start its replacement; when that fails, for any reason,
+        every waiting and later ``evaluate()`` raises :class:`SandboxError` saying why (the
+        run fails loudly instead of waiting forever for a worker that never comes)."""
         try:
+            await old.finish(grace_s=0.0)
+            self._dying.discard(old)
+            if self._state == "closed":
+                return
             new = await self._spawn()
-        except SandboxError as exc:
-            self._failure = f"a sandbox worker died and could not be restarted: {exc}"
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            why = str(exc) if isinstance(exc, SandboxError) else f"{type(exc).__name__}: {exc}"
+            self._failure = f"a sandbox worker died and could not be replaced: {why}"
             self._idle.put_nowait(None)
             return
         if self._state == "closed":
@@ -383,7 +394,9 @@ class PythonEvaluator(Evaluator):
         artifacts = {str(k): str(v) for k, v in response.get("artifacts", {}).items()}
         timings = {str(k): float(v) for k, v in response.get("timings", {}).items()}
         timings["caller_s"] = caller_s
-        metrics = response.get("metrics") or {}
+        metrics = _json.sanitize(response.get("metrics") or {}, strict=False)
+        if not isinstance(metrics, dict):
+            raise TypeError(f"the metrics are a {type(metrics).__name__}, not a dict")
         objectives: dict[str, float] = {}
         descriptors: dict[str, float] = {}
         if status is Status.OK and classify:
@@ -406,7 +419,10 @@ class _Server:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(frame)
         await self.proc.stdin.drain()
-        return json.loads(await read_frame_async(self.proc.stdout))
+        answer = _json.loads_untrusted(await read_frame_async(self.proc.stdout))
+        if not isinstance(answer, dict):
+            raise ValueError(f"the answer is a {type(answer).__name__}, not a dict")
+        return answer
 
     def hang_up(self) -> None:
         """Close its stdin: it finishes cleanly (scorer and workdir included) and exits."""

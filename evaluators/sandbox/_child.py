@@ -16,6 +16,7 @@ from evoforge.evaluators.sandbox._caps import drop_capabilities
 from evoforge.evaluators.sandbox._fs import FilesystemPlan, apply_filesystem
 from evoforge.evaluators.sandbox._host import PR_SET_PDEATHSIG, enter_network_namespace, prctl
 from evoforge.evaluators.sandbox._protocol import write_all
+from evoforge.evaluators.sandbox._seccomp import install as install_seccomp
 
 if TYPE_CHECKING:
     from evoforge.evaluators.sandbox._run import Isolation, Job, Limits
@@ -64,8 +65,8 @@ def _child(
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         failed = _contain(isolation, containment)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after the user switch, which clears it
-        if os.getppid() != server_pid:
-            os._exit(70)  # the server died before PDEATHSIG was armed
+        if os.getppid() not in (server_pid, 0):  # 0: the parent is outside our PID namespace
+            os._exit(70)  # the server died before PDEATHSIG was armed (else stdin says so)
         chunks = []
         while chunk := os.read(0, 65536):
             chunks.append(chunk)
@@ -105,6 +106,7 @@ class Containment:
 
     workdir: str
     filesystem: FilesystemPlan
+    seccomp: Any = None  # the filter program (evoforge.evaluators.sandbox._seccomp), or None
 
 
 def _contain(isolation: Isolation, containment: Containment) -> str:
@@ -116,7 +118,9 @@ def _contain(isolation: Isolation, containment: Containment) -> str:
             raise OSError("unshare(CLONE_NEWNET) was refused")
         if isolation.user is not None:
             _drop_privileges(*isolation.user)
-        drop_capabilities()  # last: the steps above need them
+        drop_capabilities()  # the steps above need them
+        if containment.seccomp is not None:
+            install_seccomp(containment.seccomp)  # last: it needs no_new_privs, set just above
     except OSError as exc:
         return str(exc)
     return ""
@@ -129,6 +133,7 @@ def _rlimits(limits: Limits, isolation: Isolation) -> list[tuple[int, int, int]]
         (resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1),
         (resource.RLIMIT_FSIZE, limits.file_size_mb * mib, None),
         (resource.RLIMIT_CORE, 0, None),
+        (resource.RLIMIT_NOFILE, limits.max_files, None),
     ]
     if limits.memory_mb is not None:
         wanted.append((resource.RLIMIT_AS, limits.memory_mb * mib, None))
