@@ -34,8 +34,10 @@ from evoforge.evaluators.sandbox._host import (
     unreadable_python_path,
 )
 from evoforge.evaluators.sandbox._options import (
+    ENV_NAMES,
     NETWORK_MODES,
     THREAD_VARIABLES,
+    RootRefusedError,
     SandboxOptions,
     candidate_user,
     server_env,
@@ -50,6 +52,7 @@ from evoforge.evaluators.sandbox._protocol import (
     write_all,
     write_frame,
 )
+from evoforge.evaluators.sandbox._report import ISOLATION_KEYS, host_isolation
 from evoforge.evaluators.sandbox._run import (
     Isolation,
     Job,
@@ -96,6 +99,10 @@ __all__ = [
     "resolve_user",
     "server_env",
     "unreadable_python_path",
+    "host_isolation",
+    "ISOLATION_KEYS",
+    "RootRefusedError",
+    "ENV_NAMES",
     # one-shot trusted runners
     "RunnerFailure",
     "call_runner",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import functools
 import os
 import pwd
 import signal
@@ -55,6 +56,19 @@ def enter_network_namespace() -> bool:
     """
     libc = _libc()
     return libc is not None and libc.unshare(_CLONE_NEWNET) == 0
+
+
+@functools.cache
+def _host_network_namespace() -> str:
+    """Why this process may not unshare a network namespace, or "" (tried in a child)."""
+    libc = _libc()
+    if libc is None:
+        return "needs Linux network namespaces"
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        os._exit(0 if libc.unshare(_CLONE_NEWNET) == 0 else 1)
+    _, status = os.waitpid(pid, 0)
+    return "" if os.waitstatus_to_exitcode(status) == 0 else "unshare(CLONE_NEWNET) is refused"
 
 
 def enter_private_mount_namespace() -> bool:
