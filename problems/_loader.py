@@ -13,9 +13,10 @@ declarations and an ``evaluate`` function::
     preload = ["numpy"]                     # imported once, before candidates are forked
     seed_file = "seed.py"                   # or seed_source = "...": the starting program
     options = {}                            # evaluator settings, e.g. for "python":
-        # sandbox_user ("nobody"; None keeps the current user), sandbox_network ("server":
-        # no network for candidates; "candidate": a namespace each; "host"), sandbox_prefork
-        # (True), score_timeout_s (60)
+        # sandbox_user ("nobody"; None keeps the current user, root only with
+        # sandbox_allow_root=True), sandbox_network ("server": no network for candidates;
+        # "candidate": a namespace each; "host"), sandbox_env (names passed through),
+        # sandbox_prefork (True), score_timeout_s (60)
 
     def evaluate(output) -> dict:
         '''Score what the candidate's entry returned (runs outside the candidate process).

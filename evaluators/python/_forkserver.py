@@ -1,8 +1,8 @@
 """Fork server of the ``python`` evaluator: one per worker, started by ``PythonEvaluator``.
 
 Run as ``python -m evoforge.evaluators.python SPEC_PATH [--preload numpy,scipy] [--network server]
-[--user nobody] [--score-timeout 60] [--workdir-root DIR] [--hide PATH ...] [--no-filesystem]
-[--no-prefork]``. Processes::
+[--user nobody] [--allow-root] [--score-timeout 60] [--workdir-root DIR] [--hide PATH ...]
+[--no-filesystem] [--no-prefork] [--unix-sockets] [--no-namespaces] [--no-cgroup]``. Processes::
 
     PythonEvaluator (asyncio) ==frames on the server's stdin/stdout==> fork server
         ├── scorer     forked once at start-up; imports the spec; calls evaluate()   trusted
@@ -375,6 +375,8 @@ class ForkServer:
             filesystem=not args.no_filesystem,
             hidden_paths=tuple(args.hide),
             unix_sockets=args.unix_sockets,
+            namespaces=not args.no_namespaces,
+            cgroup=not args.no_cgroup,
             reach=reach,
         )
         self.scorer = Scorer(args.spec_path, private_fds=(proto_in, proto_out))
@@ -480,6 +482,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--unix-sockets", action="store_true", help="let candidates create UNIX sockets"
     )
+    parser.add_argument(
+        "--no-namespaces", action="store_true", help="no PID and IPC namespace per candidate"
+    )
+    parser.add_argument("--no-cgroup", action="store_true", help="no cgroup for candidates")
     parser.add_argument("--score-timeout", type=float, default=60.0)
     parser.add_argument(
         "--workdir-root",

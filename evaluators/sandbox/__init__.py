@@ -18,6 +18,7 @@ Pieces, for evaluator plugins and the built-in evaluators:
   :func:`read_frame`, :func:`write_frame`, …).
 """
 
+from evoforge.evaluators.sandbox._cgroup import remove_stale_cgroups
 from evoforge.evaluators.sandbox._child import RESULT_FD
 from evoforge.evaluators.sandbox._host import (
     PR_SET_PDEATHSIG,
@@ -96,6 +97,7 @@ __all__ = [
     "is_subreaper",
     "prctl",
     "remove_workdir",
+    "remove_stale_cgroups",
     "resolve_user",
     "server_env",
     "unreadable_python_path",

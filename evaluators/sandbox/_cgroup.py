@@ -146,9 +146,12 @@ class CandidateCgroup:
 
 
 def candidate_cgroup(tag: str) -> CandidateCgroup:
-    """The cgroup this server's candidates run in (``tag`` names it, e.g. the server's pid)."""
+    """The cgroup this server's candidates run in, named ``evoforge-<tag>``; ``tag`` starts
+    with the server's pid and a dash. Groups of servers that are gone (killed before they
+    could remove theirs) are removed first."""
     if not os.path.isdir(_V1_ROOT):
         return CandidateCgroup(0, "off: no cgroup filesystem at /sys/fs/cgroup")
+    remove_stale_cgroups()
     own = _own_groups()
     memory_v1 = _v1_mount("memory")
     if memory_v1 and "memory" in own:
@@ -218,6 +221,37 @@ def _v2(own: str, tag: str) -> CandidateCgroup:
         "peak reported; killed whole on OOM",
         path=path,
     )
+
+
+def remove_stale_cgroups(pid: int | None = None) -> None:
+    """Remove the (empty) candidate groups of server ``pid``, or of every server that is gone,
+    beside this process's own groups. Best effort: a group still in use cannot be removed."""
+    own = _own_groups()
+    parents = [
+        os.path.join(_v1_mount(c), own[c].lstrip("/"))
+        for c in ("memory", "pids")
+        if _v1_mount(c) and c in own
+    ]
+    if "" in own and os.path.exists(os.path.join(_V2_ROOT, "cgroup.controllers")):
+        parents.append(os.path.join(_V2_ROOT, own[""].lstrip("/")))
+    for parent in parents:
+        try:
+            names = [n for n in os.listdir(parent) if n.startswith("evoforge-")]
+        except OSError:
+            continue
+        for name in names:
+            owner = name.removeprefix("evoforge-").split("-", 1)[0]
+            if not owner.isdigit() or (pid is not None and int(owner) != pid):
+                continue
+            if pid is None and os.path.exists(f"/proc/{owner}"):
+                continue  # its server still runs
+            group = os.path.join(parent, name)
+            with contextlib.suppress(OSError):
+                for child in os.listdir(group):  # v2: per-candidate groups below it
+                    if child.startswith("candidate-"):
+                        os.rmdir(os.path.join(group, child))
+            with contextlib.suppress(OSError):
+                os.rmdir(group)
 
 
 def _own_groups() -> dict[str, str]:

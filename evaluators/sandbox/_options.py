@@ -51,6 +51,8 @@ class SandboxOptions(Settings):
             the engine's environment, besides :data:`ENV_NAMES` and ``LC_*``.
         sandbox_unix_sockets: let candidates create UNIX-domain sockets (by default refused,
             so no host service's socket file can be reached).
+        sandbox_namespaces: a PID namespace (own ``/proc``) and an IPC namespace per candidate.
+        sandbox_cgroup: limit and account memory for the candidate's whole process tree.
     """
 
     sandbox_user: str | Annotated[int, Field(ge=0)] | None = "nobody"
@@ -64,6 +66,8 @@ class SandboxOptions(Settings):
         tuple[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], ...], Field(strict=False)
     ] = ()
     sandbox_unix_sockets: bool = False
+    sandbox_namespaces: bool = True
+    sandbox_cgroup: bool = True
 
     @classmethod
     def of(cls, problem: Problem) -> SandboxOptions:

@@ -22,8 +22,23 @@ Every evaluator runs its candidates through :class:`Sandbox` (or the one-shot
 - stdin is ``/dev/null``; stdout and stderr are pipes the server drains, keeping only the tails,
   so a candidate that prints 100 MB neither fills a disk nor fails;
 - optionally: a fresh network namespace, and a drop from root to an unprivileged user, which
-  also keeps it away from the signals of root's processes (a candidate that stays root can
-  signal every process of uid 0);
+  also keeps it away from the signals of root's processes (the server refuses to run
+  candidates as root unless asked, see ``candidate_user``);
+- a PID namespace and an IPC namespace of its own, where the host allows (``Isolation.
+  namespaces``): the child is the first process of the PID namespace, with a fresh read-only
+  ``/proc`` that shows only its own processes, so it can neither see (command lines, the
+  engine's ``--db``) nor signal anything else, and when it ends the kernel kills every process
+  it started, ``setsid`` escapees included; System V objects and POSIX queues die with its IPC
+  namespace. Both are made per candidate, not per server: a namespace shared by a server's
+  successive candidates would let one leave IPC objects and processes for the next (the very
+  leak to close), and per candidate they cost about 0.15 ms of the child's set-up (the ``proc``
+  mount most of it), off the latency path when the child is forked ahead. The server unshares
+  the PID namespace just before each fork and returns to its own right after (``setns``), so
+  its scorer never lands in a candidate's namespace;
+- a seccomp filter that refuses UNIX-domain sockets (:mod:`~evoforge.evaluators.sandbox._seccomp`):
+  a host service listening on a socket file stays out of reach;
+- a cgroup for the memory of its whole process tree (:mod:`~evoforge.evaluators.sandbox._cgroup`),
+  reused by a server's candidates one at a time, and a descriptor limit (``Limits.max_files``);
 - a wall-clock deadline enforced by the server (``pidfd`` + ``poll``, no polling sleeps);
 - the result comes back over a pipe as one JSON header line plus opaque payload bytes, capped in
   size; nothing from the child is ever unpickled.
