@@ -140,9 +140,9 @@ def python_paths() -> tuple[list[str], list[str]]:
     for name, module in list(sys.modules.items()):
         if name.startswith("__editable__") and isinstance(getattr(module, "MAPPING", None), dict):
             essential.update(v for v in module.MAPPING.values() if isinstance(v, str))
-        for folder in getattr(module, "__path__", None) or ():
-            if isinstance(folder, str):
-                essential.add(folder)
+        folders = getattr(module, "__path__", None)
+        if isinstance(folders, list):  # a package (some modules fake __path__ with objects)
+            essential.update(f for f in folders if isinstance(f, str))
     cwd = os.path.realpath(os.getcwd())
     other = {p for p in sys.path if p and os.path.realpath(p) != cwd}
     outer = _outermost(essential)

@@ -75,7 +75,13 @@ from typing import Any
 from evoforge.archive import Status
 from evoforge.evaluators.sandbox._caps import held_capabilities, warm_up
 from evoforge.evaluators.sandbox._cgroup import CandidateCgroup, candidate_cgroup
-from evoforge.evaluators.sandbox._child import Containment, _child, _rlimits
+from evoforge.evaluators.sandbox._child import (
+    INIT_GO,
+    INIT_SIGNALED,
+    Containment,
+    _child,
+    _rlimits,
+)
 from evoforge.evaluators.sandbox._fs import (
     DEVICES,
     namespace_support,
@@ -387,6 +393,13 @@ class Sandbox:
         if failed:
             child.discard()
             return SandboxRun(Status.CRASHED, error=f"sandbox set-up failed: {failed}")
+        if new_pid_ns:  # its first process may now fork the worker (see _child._become_init)
+            child.init = True
+            try:
+                write_all(go_w, INIT_GO)
+            except OSError:
+                child.discard()
+                return SandboxRun(Status.CRASHED, error="the sandbox child died in its set-up")
         return child
 
 
@@ -427,6 +440,7 @@ class _Child:
     out_r: int
     err_r: int
     go_w: int
+    init: bool = False  # the first process of a PID namespace, the job runs in its child
 
     def go(self, message: bytes) -> bool:
         """Hand over the request; False if the child is already gone."""
@@ -504,6 +518,10 @@ def _supervise(
     if exited:
         _kill_group(pid)  # leftovers in the group; the leader is a zombie, so its pid is not reused
         _, wait_status, usage = os.wait4(pid, 0)
+        if child.init and os.WIFEXITED(wait_status):
+            code = os.WEXITSTATUS(wait_status)
+            if code > INIT_SIGNALED:  # the worker died by a signal: read it as such
+                wait_status = code - INIT_SIGNALED
         run.cpu_s = usage.ru_utime + usage.ru_stime
         run.max_rss_mb = usage.ru_maxrss / (1024 if sys.platform != "darwin" else 2**20)
         run.stragglers = _sweep(pid, keep_pids)
