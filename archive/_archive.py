@@ -138,6 +138,10 @@ class Archive(Runs, Grids):
         """
         try:
             self.conn.execute(INSERT_SQL, to_row(program))
+            self.conn.execute(
+                "DELETE FROM evaluations WHERE run_id = ? AND program_id = ?",
+                (program.run_id, program.id),
+            )
         except sqlite3.IntegrityError as e:
             # Work out which constraint failed from the data, not from SQLite's wording.
             run_id = program.run_id
@@ -154,6 +158,38 @@ class Archive(Runs, Grids):
             else:
                 found, fix = f"program {program.id} was refused ({e})", "fix that field"
             raise ArchiveError(f"cannot add program: {found}; {fix}") from e
+
+    def begin_evaluation(self, run_id: str, program_id: str, seq: int) -> int:
+        """Note that program ``program_id`` (attempt ``seq``) is being evaluated; returns how
+        many times its evaluation has now been started without being recorded (1 the first
+        time). :meth:`add_program` clears the note, :meth:`forget_evaluation` drops it.
+
+        A count above 1 means earlier sessions stopped (crashed, failed, were killed) while
+        evaluating it: the controller records a candidate that keeps doing so as crashed
+        rather than evaluating it again on every resume.
+        """
+        row = self.conn.execute(
+            "INSERT INTO evaluations (run_id, program_id, seq, attempts, started_at) "
+            "VALUES (?, ?, ?, 1, ?) ON CONFLICT (run_id, program_id) DO UPDATE SET "
+            "attempts = attempts + 1, seq = excluded.seq, started_at = excluded.started_at "
+            "RETURNING attempts",
+            (run_id, program_id, seq, time.time()),
+        ).fetchone()
+        return int(row[0])
+
+    def forget_evaluation(self, run_id: str, program_id: str) -> None:
+        """Drop the note of :meth:`begin_evaluation` (an evaluation cancelled by a clean stop,
+        which says nothing about the candidate)."""
+        self.conn.execute(
+            "DELETE FROM evaluations WHERE run_id = ? AND program_id = ?", (run_id, program_id)
+        )
+
+    def unfinished_evaluations(self, run_id: str) -> dict[str, int]:
+        """``{program id: times started}`` of evaluations started and never recorded."""
+        rows = self.conn.execute(
+            "SELECT program_id, attempts FROM evaluations WHERE run_id = ?", (run_id,)
+        )
+        return dict(rows.fetchall())
 
     def has_program(self, run_id: str, program_id: str) -> bool:
         """Whether run ``run_id`` already holds a program with this id."""

@@ -197,6 +197,25 @@ def m002_llm_call_attempts(db: Database) -> None:
     llm_calls.add_column("waited_s", float)  # waited after this attempt before the next
 
 
+@migrations()
+def m003_evaluations(db: Database) -> None:
+    """Evaluations started and not yet recorded: one row per (run, program) while it runs.
+
+    Written before a candidate is evaluated and deleted in the transaction that stores it, so
+    after a crash or ``kill -9`` a row names a candidate whose evaluation never finished, and
+    ``attempts`` counts how often; a resumed run records one that keeps failing to finish as
+    crashed instead of evaluating it forever.
+    """
+    db["evaluations"].create(
+        {"run_id": str, "program_id": str, "seq": int, "attempts": int, "started_at": float},
+        pk=("run_id", "program_id"),
+        foreign_keys=_RUN_FK,
+        not_null=["run_id", "program_id", "seq", "attempts", "started_at"],
+        strict=True,
+    )
+    # The primary key serves begin_evaluation() and the delete in add_program().
+
+
 # Names of every migration this version knows, in order; an archive that has applied others
 # was written by a newer evoforge.
 NAMES: tuple[str, ...] = tuple(

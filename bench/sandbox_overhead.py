@@ -23,6 +23,12 @@ CPU time, set-up included (it runs before the request arrives, off the latency p
     python bench/sandbox_overhead.py --network candidate   # one network namespace each
     python bench/sandbox_overhead.py --gap-ms 20 [--no-prefork]  # idle time between candidates
     python bench/sandbox_overhead.py --compare-filesystem  # isolation on vs off, interleaved
+    python bench/sandbox_overhead.py --compare-containment  # the second round on vs off
+
+``--compare-containment`` runs the defaults (candidates as ``nobody``, a PID and an IPC namespace
+each with their own ``/proc``, the seccomp filter against UNIX sockets, the memory cgroup) against
+the branch point's sandbox (root candidates, none of those), in interleaved blocks, and prints the
+difference of the medians: what the second round of containment costs a candidate.
 """
 
 from __future__ import annotations
@@ -50,8 +56,7 @@ objectives = {{"score": "maximize"}}
 preload = {preload!r}
 timeout_s = 10
 memory_mb = 2048
-options = {{"sandbox_network": {network!r}, "sandbox_prefork": {prefork!r},
-            "sandbox_user": None, "sandbox_filesystem": {filesystem!r}}}
+options = {options!r}
 
 def evaluate(output):
     return {{"score": float(output)}}
@@ -60,6 +65,8 @@ SEED = "# EVOLVE-BLOCK-START\ndef main():\n    return 0\n# EVOLVE-BLOCK-END\n"
 
 
 SERIES = ("eval_s", "total_s", "caller_s", "loop_cpu", "cpu_s")
+# The branch point's sandbox: candidates as root, no PID/IPC namespace, no seccomp, no cgroup.
+BEFORE = {"sandbox_namespaces": False, "sandbox_cgroup": False, "sandbox_unix_sockets": True}
 BLOCK = 25  # candidates in a row on one evaluator when comparing
 
 
@@ -140,6 +147,12 @@ def main() -> None:
         help="time filesystem isolation on and off, interleaved",
     )
     parser.add_argument(
+        "--compare-containment",
+        action="store_true",
+        help="time the second round's containment (unprivileged user, PID and IPC namespaces, "
+        "seccomp, cgroup) on and off, interleaved; off is the branch point's sandbox",
+    )
+    parser.add_argument(
         "--gap-ms",
         type=float,
         default=0.0,
@@ -147,18 +160,25 @@ def main() -> None:
     )
     args = parser.parse_args()
     preload = [m for m in args.preload.split(",") if m]
-    variants = [True, False] if args.compare_filesystem else [not args.no_filesystem]
+    base = {"sandbox_network": args.network, "sandbox_prefork": not args.no_prefork}
+    root = {"sandbox_user": None, "sandbox_allow_root": True}
+    if args.compare_containment:
+        variants = [
+            ("after", {**base}),  # the defaults: nobody, namespaces, seccomp, cgroup
+            ("before", {**base, **root, **BEFORE}),
+        ]
+    elif args.compare_filesystem:
+        variants = [
+            (f"filesystem-{on}", {**base, **root, "sandbox_filesystem": on}) for on in (True, False)
+        ]
+    else:
+        variants = [("only", {**base, **root, "sandbox_filesystem": not args.no_filesystem})]
     with tempfile.TemporaryDirectory() as tmp:
         folders = []
-        for filesystem in variants:
-            folder = Path(tmp) / f"filesystem-{filesystem}"
+        for label, options in variants:
+            folder = Path(tmp) / label
             folder.mkdir()
-            spec = SPEC.format(
-                preload=preload,
-                network=args.network,
-                prefork=not args.no_prefork,
-                filesystem=filesystem,
-            )
+            spec = SPEC.format(preload=preload, options=options)
             (folder / "problem.py").write_text(spec)
             (folder / "seed.py").write_text(SEED)
             folders.append(folder)
@@ -171,14 +191,23 @@ def main() -> None:
         f"{info.get('user')}; {os.cpu_count()} cores",
         file=sys.stderr,
     )
-    for series, info in zip(all_series, infos, strict=True):
-        print(f"\nfilesystem: {info.get('filesystem')}; capabilities: {info.get('capabilities')}")
+    for (label, _), series, info in zip(variants, all_series, infos, strict=True):
+        print(f"\n[{label}] user: {info.get('user')}")
+        print(f"filesystem: {info.get('filesystem')}; capabilities: {info.get('capabilities')}")
+        for key in ("pid namespace", "ipc namespace", "unix sockets", "memory"):
+            print(f"{key}: {info.get(key)}")
         print(f"{'milliseconds':<34} {'median':>8} {'p90':>8}")
         print(row("eval_s   (fork -> exit)", series["eval_s"]))
         print(row("total_s  (request -> response)", series["total_s"]))
         print(row("caller_s (seen by the awaiting task)", series["caller_s"]))
         print(row("event-loop CPU per evaluate()", series["loop_cpu"]))
         print(row("candidate CPU (set-up + no-op)", series["cpu_s"]))
+    if args.compare_containment:
+        after, before = all_series
+        print("\nadded by the second round (median after - median before), milliseconds:")
+        for name in SERIES:
+            delta = statistics.median(after[name]) - statistics.median(before[name])
+            print(f"  {name:<10} {delta * 1e3:+8.3f}")
     print()
     print(row("bare fork+exit+wait (floor)", floor))
 

@@ -16,7 +16,7 @@ from evoforge.archive import EvalResult, Status
 from evoforge.evaluators._base import Availability, Evaluator
 from evoforge.evaluators._cascade import run_cascade
 from evoforge.evaluators._registry import evaluator_class, evaluator_origins, evaluators
-from evoforge.evaluators._scoring import classify_metrics
+from evoforge.evaluators._scoring import classify_metrics, contain_result
 from evoforge.evaluators.devices import (
     Device,
     DeviceBusyError,
@@ -91,4 +91,5 @@ __all__ = [
     "EvalResult",
     "Status",
     "classify_metrics",
+    "contain_result",
 ]

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from evoforge.archive import EvalResult, Program, Status, improved, model_outcomes, program_id
+from evoforge.evaluators import contain_result
 from evoforge.evaluators.tuning import TRIAL_BUDGET, TrialBudget
 from evoforge.evolve import models
 from evoforge.evolve._edits import EditError, apply_edit
@@ -56,6 +57,10 @@ if TYPE_CHECKING:
     from evoforge.islands import Islands
     from evoforge.problems import Problem
 
+
+# A child whose evaluation was started this many times without being recorded (each time the
+# engine stopped first) is recorded as crashed instead of being evaluated again.
+MAX_UNFINISHED = 2
 
 # A model's raw answer is stored with every attempt it produced; past this it is cut (with a
 # note), so a runaway 1 MB answer is kept as evidence without bloating the archive.
@@ -252,7 +257,7 @@ class Controller:
         trials = TrialBudget(self._take_trial)
         TRIAL_BUDGET.set(trials)
         try:
-            result = await self.evaluator.evaluate(source)
+            result = contain_result(await self.evaluator.evaluate(source))
         finally:
             self._reserved -= trials.taken
         seed = self._program(
@@ -404,20 +409,67 @@ class Controller:
         trials = TrialBudget(self._take_trial, parent.score)
         TRIAL_BUDGET.set(trials)  # this candidate's task only
         try:
-            async with eval_slots:
-                started = time.perf_counter()
-                result = await self.evaluator.evaluate(applied.source)
-                busy = time.perf_counter() - started
-            self.timings.eval_busy_s += busy
-            self.timings.eval_s.append(busy)
-            result.timings.setdefault("eval_wall_s", busy)
+            result = await self._evaluate(seq, child_id, applied.source, eval_slots)
             tick = time.perf_counter()
             source = self._scored_source(applied.source, result)
             program = self._program(source=source, result=result, edit_kind=kind, **common)
-            self._commit(program, completion, spec, parent.score, tick, overhead, result)
+            try:
+                self._commit(program, completion, spec, parent.score, tick, overhead, result)
+            except (ValueError, TypeError, ArithmeticError, RecursionError, MemoryError) as exc:
+                # contain_result() makes this unreachable for every value we know of; should
+                # an unknown one get through, it costs its candidate, never the run.
+                unstorable = EvalResult(
+                    Status.CRASHED,
+                    artifacts={
+                        "error": "the engine could not store this candidate's result "
+                        f"({type(exc).__name__}: {str(exc)[:500]}); it is recorded without it"
+                    },
+                    timings={k: v for k, v in result.timings.items() if k == "eval_wall_s"},
+                    evaluations=result.evaluations,
+                )
+                program = self._program(
+                    source=applied.source, result=unstorable, edit_kind=kind, **common
+                )
+                self._commit(program, completion, spec, parent.score, tick, overhead, unstorable)
         finally:
             self._in_flight.discard(child_id)
             self._reserved -= trials.taken
+
+    async def _evaluate(
+        self, seq: int, child_id: str, source: str, eval_slots: asyncio.Semaphore
+    ) -> EvalResult:
+        """Evaluate one child: its result, bounded (:func:`contain_result`), whatever the
+        evaluator returned.
+
+        The evaluation is noted in the archive first (:meth:`Archive.begin_evaluation`); a child
+        whose evaluation was started :data:`MAX_UNFINISHED` times before, each time without being
+        recorded (the engine failed or was killed meanwhile), is recorded as crashed instead of
+        being evaluated again, so no candidate can stop a run on every resume.
+        """
+        started_before = self.archive.begin_evaluation(self.run.id, child_id, seq) - 1
+        if started_before >= MAX_UNFINISHED:
+            return EvalResult(
+                Status.CRASHED,
+                artifacts={
+                    "error": f"its evaluation was started {started_before} times before and "
+                    "never finished: the engine stopped (failed or was killed) each time. It is "
+                    "recorded as crashed instead of being evaluated again"
+                },
+            )
+        try:
+            async with eval_slots:
+                started = time.perf_counter()
+                result = await self.evaluator.evaluate(source)
+                busy = time.perf_counter() - started
+        except asyncio.CancelledError:
+            # A clean stop (or another candidate's failure) cancelled it: nothing against it.
+            self.archive.forget_evaluation(self.run.id, child_id)
+            raise
+        self.timings.eval_busy_s += busy
+        self.timings.eval_s.append(busy)
+        result = contain_result(result)
+        result.timings.setdefault("eval_wall_s", busy)
+        return result
 
     def _program(
         self,

@@ -297,24 +297,26 @@ async def _session(
             archive.record_event(run.id, "unclean_stop", data={"previous_status": run.status})
         _check_problem_unchanged(archive, run.id, digest, ranked_by)
         archive.update_run(run.id, status="running", stop_reason=None)
-        archive.record_event(
-            run.id,
-            event,
-            data={
-                "budget": config.budget,
-                "evaluations": run.evaluations,
-                "problem": digest,
-                "objectives": ranked_by,
-                "unmeasurable": parts.unmeasurable,
-                "correctness_only": checks_only,
-                "baselines": parts.baselines,
-                "tuning": parts.tuning,
-            },
-        )
     # From here the row says "running": every way out below records how the session ended.
     try:
         islands = Islands(archive, run.id, config.islands, parts.strategy)
         async with parts.evaluator(parts.problem, workers=config.workers) as evaluator:
+            # Recorded once the evaluator runs, so it says what isolation candidates really got.
+            archive.record_event(
+                run.id,
+                event,
+                data={
+                    "budget": config.budget,
+                    "evaluations": run.evaluations,
+                    "problem": digest,
+                    "objectives": ranked_by,
+                    "unmeasurable": parts.unmeasurable,
+                    "correctness_only": checks_only,
+                    "baselines": parts.baselines,
+                    "tuning": parts.tuning,
+                    "isolation": isolation_of(evaluator),
+                },
+            )
             controller = Controller(
                 archive,
                 archive.run(run.id),
@@ -366,6 +368,17 @@ async def _held_out(
                 "error": result.artifacts.get("error", ""),
             },
         )
+
+
+def isolation_of(evaluator: Evaluator) -> dict[str, str]:
+    """What isolation the evaluator's candidates get: what its sandbox processes reported
+    (``sandbox_info``: user, namespaces, memory accounting, ...), else what this host allows."""
+    info = getattr(evaluator, "sandbox_info", None)
+    if isinstance(info, dict) and info:
+        return {str(k): str(v) for k, v in info.items() if k != "workdir_root"}
+    from evoforge.evaluators.sandbox import host_isolation
+
+    return dict(host_isolation())
 
 
 def _record_end(archive: Archive, run_id: str, status: str, reason: str) -> None:

@@ -15,9 +15,10 @@ declarations and an ``evaluate`` function::
     baselines = {"published": {"sum_radii": 2.63}}  # reference values shown as ratios
     run_defaults = {"budget": 500}          # run settings (a config file and flags win)
     options = {}                            # evaluator settings, e.g. for "python":
-        # sandbox_user ("nobody"; None keeps the current user), sandbox_network ("server":
-        # no network for candidates; "candidate": a namespace each; "host"), sandbox_prefork
-        # (True), score_timeout_s (60)
+        # sandbox_user ("nobody"; None keeps the current user, root only with
+        # sandbox_allow_root=True), sandbox_network ("server": no network for candidates;
+        # "candidate": a namespace each; "host"), sandbox_env (names passed through),
+        # sandbox_prefork (True), score_timeout_s (60)
 
     def evaluate(output) -> dict:
         '''Score what the candidate's entry returned (runs outside the candidate process).

@@ -65,6 +65,7 @@ class KernelEvaluator(Evaluator):
             "timeout_s": problem.timeout_s,
             "memory_mb": problem.memory_mb,
             "user": problem.options.get("sandbox_user", "nobody"),
+            "allow_root": bool(problem.options.get("sandbox_allow_root", False)),
             "network": problem.options.get("sandbox_network", "server"),
         }
 
@@ -86,7 +87,7 @@ class KernelEvaluator(Evaluator):
             self.runner,
             {**self.base_request(source), **self.request(source)},
             deadline_s=self.problem.timeout_s + RUNNER_MARGIN_S,
-            env=server_env(),
+            env=server_env(self.problem.options.get("sandbox_env") or ()),
         )
         return self._result(reply, time.perf_counter() - start)
 

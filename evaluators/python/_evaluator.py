@@ -12,6 +12,7 @@ import tempfile
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from evoforge import _json
 from evoforge.archive import EvalResult, Status
 from evoforge.evaluators import timing as cpu_timing
 from evoforge.evaluators._base import Availability, Evaluator
@@ -26,6 +27,7 @@ from evoforge.evaluators.sandbox import (
     dumps,
     encode_frame,
     read_frame_async,
+    remove_stale_cgroups,
     remove_workdir,
     server_env,
 )
@@ -61,9 +63,20 @@ class PythonEvaluator(Evaluator):
     Sandbox settings come from the spec's ``options`` mapping:
 
     - ``sandbox_user`` (default ``"nobody"``): when the server runs as root, candidates run as
-      this user, so they cannot write root's files, signal or read root's processes, and
-      ``RLIMIT_NPROC`` holds. ``None`` keeps root. If that user cannot read the Python
-      installation, candidates stay root and :attr:`sandbox_info` says why.
+      this user, so they cannot write root's files or read root's processes, and
+      ``RLIMIT_NPROC`` holds. When that user cannot reach the Python installation (a venv or
+      an interpreter under a 0700 home), the folders in the way are covered, in each
+      candidate's mount namespace, by an empty traversable ``tmpfs`` with the installation
+      (and the project's packages) bound back at their own paths. Candidates never run as the
+      host's uid 0 unless ``sandbox_allow_root`` is True: ``None`` (keep the server's user)
+      or no way to give the user the installation refuses to start, saying how to fix it.
+      :attr:`sandbox_info` ``["user"]`` (recorded in the run's start event) says whom they
+      ran as.
+    - ``sandbox_env`` (default none): names of variables candidates get from the engine's
+      environment besides ``PATH``, the locale, ``PYTHONPATH`` and the like
+      (:data:`~evoforge.evaluators.sandbox.ENV_NAMES`): the environment is an allow-list.
+    - ``sandbox_namespaces`` (default True), ``sandbox_cgroup`` (default True),
+      ``sandbox_unix_sockets`` (default False): see below.
     - ``sandbox_network`` (default ``"server"``): ``"server"`` gives each fork server one empty
       network namespace shared by its candidates (no per-candidate cost); ``"candidate"`` one
       per candidate (about +1 ms each); ``"host"`` leaves the network reachable.
@@ -86,27 +99,34 @@ class PythonEvaluator(Evaluator):
     in the scorer), folded by :func:`~evoforge.evaluators._cascade.run_cascade`; a candidate that
     fails a stage is not run again. Without ``stages``, one request, as before.
 
-    The fork servers get this process's environment minus variables that look like secrets
-    (``*KEY*``, ``*TOKEN*``, ...): candidates can print their environment into artifacts.
+    The fork servers get an environment built from an allow-list (see ``sandbox_env``), so
+    no secret of the engine's environment reaches a candidate, whatever its name.
 
     Every candidate also loses all its capabilities (with ``PR_SET_NO_NEW_PRIVS``; see
     :mod:`evoforge.evaluators.sandbox._caps`), so one that runs as root is an ordinary owner of
-    root's files. Prevented, as root too (``tests/evaluators/test_hostile.py`` tries each): writing
-    outside the working directory (``/tmp``, ``$HOME``, the project, ``/etc``); reading the
-    problem's folder or credential files; remounting, unmounting or mounting; opening disks and
-    other devices; reading the memory, environment or descriptors of the fork server, the scorer,
-    the engine or any other process that holds capabilities or is not dumpable (so no forged results
-    through ``/proc``, no reference data from ``evaluate()``); the network (modes ``server`` and
-    ``candidate``); processes outliving the evaluation (group kill plus a subreaper sweep); timings
-    from a patched clock (the server measures).
+    root's files. Where the host allows (:attr:`sandbox_info` says, and why not): each candidate
+    is the first process of a PID namespace of its own, with its own read-only ``/proc`` (it sees
+    no other process, so it can neither read their command lines nor signal them, and everything
+    it started dies with it) and of an IPC namespace of its own (System V objects and POSIX
+    queues die with it); a seccomp filter refuses UNIX-domain sockets (no host service's socket
+    file can be reached; stream socket pairs still work); and a cgroup limits and accounts the
+    memory of its whole process tree (``memory_mb`` for all its processes together, the tree's
+    peak as ``max_rss_mb``; the kernel's kill for it is ``memory_limit``). Descriptors are
+    limited to 1024. Prevented, as root too (``tests/evaluators/test_hostile*.py`` try each):
+    writing outside the working directory (``/tmp``, ``$HOME``, the project, ``/etc``); reading
+    the problem's folder or credential files; remounting, unmounting or mounting; opening disks
+    and other devices; reading the memory, environment or descriptors of the fork server, the
+    scorer, the engine or any other process; the network (modes ``server`` and ``candidate``);
+    host UNIX sockets; shared IPC; processes outliving the evaluation; timings from a patched
+    clock (the server measures). Whatever the candidate returns or ``evaluate()`` echoes (any
+    type, size, depth or number) ends as a typed status (:func:`evoforge._json.sanitize` bounds
+    it), never as an engine failure.
 
     Not prevented: reading other files the candidate's user can read (the Python
     installation, the project's sources, ``/etc``); filling the disk through its working
-    directory with many files of up to 64 MiB each; candidates of two workers signalling
-    each other (same user). While candidates run as root (no usable ``sandbox_user``) they
-    can also signal, so kill, any process of uid 0 on the host (``os.kill(-1, SIGKILL)``
-    included), and ``RLIMIT_NPROC`` does not hold, so a fork bomb is stopped only by the
-    wall-clock kill (a pids cgroup or a PID namespace would close both).
+    directory with many files of up to 64 MiB each. Without PID namespaces (a host that
+    refuses them), candidates of two workers can signal each other (same user), and a root
+    candidate (``sandbox_allow_root``) any process of uid 0.
 
     Example::
 
@@ -298,13 +318,21 @@ class PythonEvaluator(Evaluator):
         ]
         if not self._prefork:
             argv.append("--no-prefork")
+        if self._sandbox.sandbox_allow_root:
+            argv.append("--allow-root")
+        if self._sandbox.sandbox_unix_sockets:
+            argv.append("--unix-sockets")
+        if not self._sandbox.sandbox_namespaces:
+            argv.append("--no-namespaces")
+        if not self._sandbox.sandbox_cgroup:
+            argv.append("--no-cgroup")
         argv += self._sandbox.filesystem_arguments(problem)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                env=server_env(),
+                env=server_env(self._sandbox.sandbox_env, home=workdir_root),
                 start_new_session=True,
             )  # SIGINT at the terminal: ours alone
         except BaseException:
@@ -349,14 +377,20 @@ class PythonEvaluator(Evaluator):
         task.add_done_callback(self._background.discard)
 
     async def _respawn(self, old: _Server) -> None:
-        await old.finish(grace_s=0.0)
-        self._dying.discard(old)
-        if self._state == "closed":
-            return
+        """Clean up after ``old`` and start its replacement; when that fails, for any reason,
+        every waiting and later ``evaluate()`` raises :class:`SandboxError` saying why (the
+        run fails loudly instead of waiting forever for a worker that never comes)."""
         try:
+            await old.finish(grace_s=0.0)
+            self._dying.discard(old)
+            if self._state == "closed":
+                return
             new = await self._spawn()
-        except SandboxError as exc:
-            self._failure = f"a sandbox worker died and could not be restarted: {exc}"
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            why = str(exc) if isinstance(exc, SandboxError) else f"{type(exc).__name__}: {exc}"
+            self._failure = f"a sandbox worker died and could not be replaced: {why}"
             self._idle.put_nowait(None)
             return
         if self._state == "closed":
@@ -396,7 +430,9 @@ class PythonEvaluator(Evaluator):
         artifacts = {str(k): str(v) for k, v in response.get("artifacts", {}).items()}
         timings = {str(k): float(v) for k, v in response.get("timings", {}).items()}
         timings["caller_s"] = caller_s
-        metrics = response.get("metrics") or {}
+        metrics = _json.sanitize(response.get("metrics") or {}, strict=False)
+        if not isinstance(metrics, dict):
+            raise TypeError(f"the metrics are a {type(metrics).__name__}, not a dict")
         objectives: dict[str, float] = {}
         descriptors: dict[str, float] = {}
         if status is Status.OK and classify:
@@ -419,7 +455,10 @@ class _Server:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(frame)
         await self.proc.stdin.drain()
-        return json.loads(await read_frame_async(self.proc.stdout))
+        answer = _json.loads_untrusted(await read_frame_async(self.proc.stdout))
+        if not isinstance(answer, dict):
+            raise ValueError(f"the answer is a {type(answer).__name__}, not a dict")
+        return answer
 
     def hang_up(self) -> None:
         """Close its stdin: it finishes cleanly (scorer and workdir included) and exits."""
@@ -445,6 +484,8 @@ class _Server:
             await self.proc.wait()
         if self.workdir_root:
             await asyncio.to_thread(remove_workdir, self.workdir_root)
+        # A server killed before it could remove its candidates' cgroup: remove it here.
+        await asyncio.to_thread(remove_stale_cgroups, self.proc.pid)
 
     def _candidate_pgid(self) -> int:
         if not self.workdir_root:

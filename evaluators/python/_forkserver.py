@@ -1,8 +1,8 @@
 """Fork server of the ``python`` evaluator: one per worker, started by ``PythonEvaluator``.
 
 Run as ``python -m evoforge.evaluators.python SPEC_PATH [--preload numpy,scipy] [--network server]
-[--user nobody] [--score-timeout 60] [--workdir-root DIR] [--hide PATH ...] [--no-filesystem]
-[--no-prefork]``. Processes::
+[--user nobody] [--allow-root] [--score-timeout 60] [--workdir-root DIR] [--hide PATH ...]
+[--no-filesystem] [--no-prefork] [--unix-sockets] [--no-namespaces] [--no-cgroup]``. Processes::
 
     PythonEvaluator (asyncio) ==frames on the server's stdin/stdout==> fork server
         ├── scorer     forked once at start-up; imports the spec; calls evaluate()   trusted
@@ -52,6 +52,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evoforge import _json
+from evoforge._secrets import redact
 from evoforge.archive import Status
 from evoforge.evaluators.sandbox import (
     NETWORK_MODES,
@@ -119,12 +121,18 @@ def run_candidate(
                 + (f"{entry}({call})"[:_TAIL] if call else f"{entry}() with no arguments"),
             }, b""
         output = function(*args, **(kwargs or {}))
+        sys.set_int_max_str_digits(0)  # a huge integer is a valid output (encoded on its time)
         try:
             payload = dumps(output)
         except (TypeError, ValueError) as exc:
             return {
                 "status": "runtime_error",
-                "error": f"{entry}() returned a value that cannot be sent as JSON: {exc}",
+                "error": f"{entry}() returned a value that cannot be sent as JSON: {exc}"[:_TAIL],
+            }, b""
+        except RecursionError:
+            return {
+                "status": "runtime_error",
+                "error": f"{entry}() returned a value nested too deeply to be sent as JSON",
             }, b""
     except MemoryError as exc:
         return {
@@ -203,7 +211,15 @@ class Scorer:
         if reply is None:
             how = self._restart()
             return {"error": f"{function}() crashed the scoring process ({how}); it was restarted"}
-        return json.loads(reply)
+        why = "not a dict"
+        try:
+            decoded = _json.loads_untrusted(reply)
+        except ValueError as exc:
+            decoded, why = None, str(exc)
+        if not isinstance(decoded, dict):
+            self._restart()
+            return {"error": f"the scoring process sent a malformed reply ({why}); restarted"}
+        return decoded
 
     def close(self) -> None:
         if self.pid:
@@ -274,21 +290,24 @@ def _scorer_main(spec_path: str, rfd: int, wfd: int) -> None:
 
 
 def _score_one(evaluate: Any, frame: bytes, function: str = "evaluate") -> bytes:
+    """Decode one output, call ``evaluate`` on it, encode its metrics, bounded
+    (:func:`evoforge._json.sanitize`): whatever the output or the metrics hold (any depth, size,
+    number), the reply is a frame the server and the engine can decode and store."""
     try:
-        output = json.loads(frame)
-    except RecursionError:
-        return dumps({"error": "the output is nested too deeply to decode"})
-    except ValueError as exc:
+        output = _json.loads_untrusted(frame)
+    except json.JSONDecodeError as exc:  # the sandbox's child wrote it with json.dumps
         return dumps(
             {
                 "status": "sandbox_violation",
                 "error": f"the output channel held data that is not JSON ({exc})",
             }
         )
+    except ValueError as exc:  # valid, but beyond what can be decoded (depth)
+        return dumps({"error": f"the output cannot be decoded: {exc}"})
     try:
         metrics = evaluate(output)
     except BaseException as exc:
-        return dumps({"error": f"{function}() raised {type(exc).__name__}: {exc}"[:_TAIL]})
+        return dumps({"error": f"{function}() raised {_describe(exc)}"})
     if not isinstance(metrics, Mapping):
         return dumps(
             {
@@ -297,9 +316,21 @@ def _score_one(evaluate: Any, frame: bytes, function: str = "evaluate") -> bytes
             }
         )
     try:
-        return dumps({"metrics": dict(metrics)})
-    except (TypeError, ValueError) as exc:
-        return dumps({"error": f"{function}() returned metrics that cannot be stored: {exc}"})
+        return dumps({"metrics": _json.sanitize(dict(metrics))})
+    except Exception as exc:  # a type JSON has no form for, or a mapping that fails to copy
+        return dumps(
+            {"error": f"{function}() returned metrics that cannot be stored: {_describe(exc)}"}
+        )
+
+
+def _describe(exc: BaseException) -> str:
+    """``Type: message`` of an exception from problem code, capped and with secrets redacted
+    (the message may quote the candidate's output, or anything evaluate() holds)."""
+    try:
+        text = f"{type(exc).__name__}: {str(exc)[: 2 * _TAIL]}"
+    except BaseException:  # a __str__ that fails, recurses, or runs out of memory
+        text = f"{type(exc).__name__} (its message could not be formatted)"
+    return redact(text)[:_TAIL]
 
 
 def _kill_and_reap(pid: int) -> str:
@@ -326,13 +357,6 @@ class ForkServer:
         self.proto_in, self.proto_out = proto_in, proto_out
         self.score_timeout_s = args.score_timeout
         self.prefork = not args.no_prefork
-        user, self.user_note = candidate_user(args.user)
-        self.isolation = Isolation(
-            user=user,
-            new_network=args.network == "candidate",
-            filesystem=not args.no_filesystem,
-            hidden_paths=tuple(args.hide),
-        )
         self.network = args.network
         if args.network == "server":
             isolated = enter_network_namespace()
@@ -341,6 +365,20 @@ class ForkServer:
         enter_private_mount_namespace()  # where refused, each candidate makes its mounts private
         for name in filter(None, args.preload.split(",")):
             importlib.import_module(name)
+        # After the preloads: what candidates must be able to import includes their folders.
+        user, self.user_note, reach = candidate_user(
+            args.user, allow_root=args.allow_root, filesystem=not args.no_filesystem
+        )
+        self.isolation = Isolation(
+            user=user,
+            new_network=args.network == "candidate",
+            filesystem=not args.no_filesystem,
+            hidden_paths=tuple(args.hide),
+            unix_sockets=args.unix_sockets,
+            namespaces=not args.no_namespaces,
+            cgroup=not args.no_cgroup,
+            reach=reach,
+        )
         self.scorer = Scorer(args.spec_path, private_fds=(proto_in, proto_out))
         self.workdir = Workdir(user, args.workdir_root or None)
         self.workdir.export()  # after the scorer's fork: HOME and TMPDIR are for candidates
@@ -436,6 +474,18 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--preload", default="", help="comma-separated modules to import once")
     parser.add_argument("--network", choices=NETWORK_MODES, default="server")
     parser.add_argument("--user", default="", help="run candidates as this user when root")
+    parser.add_argument(
+        "--allow-root",
+        action="store_true",
+        help="candidates may run as uid 0 (else a server that would run them so refuses)",
+    )
+    parser.add_argument(
+        "--unix-sockets", action="store_true", help="let candidates create UNIX sockets"
+    )
+    parser.add_argument(
+        "--no-namespaces", action="store_true", help="no PID and IPC namespace per candidate"
+    )
+    parser.add_argument("--no-cgroup", action="store_true", help="no cgroup for candidates")
     parser.add_argument("--score-timeout", type=float, default=60.0)
     parser.add_argument(
         "--workdir-root",

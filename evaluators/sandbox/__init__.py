@@ -18,6 +18,7 @@ Pieces, for evaluator plugins and the built-in evaluators:
   :func:`read_frame`, :func:`write_frame`, …).
 """
 
+from evoforge.evaluators.sandbox._cgroup import remove_stale_cgroups
 from evoforge.evaluators.sandbox._child import RESULT_FD
 from evoforge.evaluators.sandbox._host import (
     PR_SET_PDEATHSIG,
@@ -34,8 +35,10 @@ from evoforge.evaluators.sandbox._host import (
     unreadable_python_path,
 )
 from evoforge.evaluators.sandbox._options import (
+    ENV_NAMES,
     NETWORK_MODES,
     THREAD_VARIABLES,
+    RootRefusedError,
     SandboxOptions,
     candidate_user,
     server_env,
@@ -50,6 +53,7 @@ from evoforge.evaluators.sandbox._protocol import (
     write_all,
     write_frame,
 )
+from evoforge.evaluators.sandbox._report import ISOLATION_KEYS, host_isolation
 from evoforge.evaluators.sandbox._run import (
     Isolation,
     Job,
@@ -93,9 +97,14 @@ __all__ = [
     "is_subreaper",
     "prctl",
     "remove_workdir",
+    "remove_stale_cgroups",
     "resolve_user",
     "server_env",
     "unreadable_python_path",
+    "host_isolation",
+    "ISOLATION_KEYS",
+    "RootRefusedError",
+    "ENV_NAMES",
     # one-shot trusted runners
     "RunnerFailure",
     "call_runner",

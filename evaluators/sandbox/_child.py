@@ -16,6 +16,7 @@ from evoforge.evaluators.sandbox._caps import drop_capabilities
 from evoforge.evaluators.sandbox._fs import FilesystemPlan, apply_filesystem
 from evoforge.evaluators.sandbox._host import PR_SET_PDEATHSIG, enter_network_namespace, prctl
 from evoforge.evaluators.sandbox._protocol import write_all
+from evoforge.evaluators.sandbox._seccomp import install as install_seccomp
 
 if TYPE_CHECKING:
     from evoforge.evaluators.sandbox._run import Isolation, Job, Limits
@@ -64,8 +65,10 @@ def _child(
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         failed = _contain(isolation, containment)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after the user switch, which clears it
-        if os.getppid() != server_pid:
-            os._exit(70)  # the server died before PDEATHSIG was armed
+        if os.getppid() not in (server_pid, 0):  # 0: the parent is outside our PID namespace
+            os._exit(70)  # the server died before PDEATHSIG was armed (else stdin says so)
+        if containment.filesystem.proc and not failed:
+            _become_init()  # returns in the worker, the init's only child
         chunks = []
         while chunk := os.read(0, 65536):
             chunks.append(chunk)
@@ -99,12 +102,52 @@ def _child(
         os._exit(0)
 
 
+def _become_init() -> None:
+    """Split into the PID namespace's first process and the worker that runs the job.
+
+    The first process of a PID namespace ignores every signal it has no handler for when it
+    comes from inside the namespace: a candidate that was that process could not kill itself
+    (``os.kill(os.getpid(), SIGSEGV)``, ``os.abort()``). So the first process only waits: it
+    forks the worker (once the server has put it in its cgroup, which the first byte on stdin
+    says, so the worker is in it from birth), waits for it, and exits with its status (a death
+    by signal ``s`` as exit code ``128 + s``, which the server reads back as that signal).
+    When it exits the kernel kills whatever else is left in the namespace.
+    """
+    if os.read(0, 1) != INIT_GO:
+        os._exit(0)  # dismissed before it was admitted
+    worker = os.fork()
+    if worker == 0:
+        os.setsid()  # a session and group of its own, as without the namespace
+        return
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # nothing the worker sends can reach us
+    for fd in (0, 1, 2, RESULT_FD):
+        os.close(fd)
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)  # the worker, and orphans handed to us
+        except ChildProcessError:
+            os._exit(71)
+        except BaseException:
+            continue
+        if pid == worker:
+            if os.WIFSIGNALED(status):
+                os._exit(INIT_SIGNALED + os.WTERMSIG(status))
+            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+INIT_GO = b"A"
+"""The byte a server sends a PID namespace's first process once it sits in its cgroup."""
+INIT_SIGNALED = 128
+"""The first process exits with this plus the signal that killed the worker."""
+
+
 @dataclass(frozen=True)
 class Containment:
     """What a child does before its request, computed once by the server (see ``Sandbox``)."""
 
     workdir: str
     filesystem: FilesystemPlan
+    seccomp: Any = None  # the filter program (evoforge.evaluators.sandbox._seccomp), or None
 
 
 def _contain(isolation: Isolation, containment: Containment) -> str:
@@ -116,7 +159,9 @@ def _contain(isolation: Isolation, containment: Containment) -> str:
             raise OSError("unshare(CLONE_NEWNET) was refused")
         if isolation.user is not None:
             _drop_privileges(*isolation.user)
-        drop_capabilities()  # last: the steps above need them
+        drop_capabilities()  # the steps above need them
+        if containment.seccomp is not None:
+            install_seccomp(containment.seccomp)  # last: it needs no_new_privs, set just above
     except OSError as exc:
         return str(exc)
     return ""
@@ -129,6 +174,7 @@ def _rlimits(limits: Limits, isolation: Isolation) -> list[tuple[int, int, int]]
         (resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1),
         (resource.RLIMIT_FSIZE, limits.file_size_mb * mib, None),
         (resource.RLIMIT_CORE, 0, None),
+        (resource.RLIMIT_NOFILE, limits.max_files, None),
     ]
     if limits.memory_mb is not None:
         wanted.append((resource.RLIMIT_AS, limits.memory_mb * mib, None))

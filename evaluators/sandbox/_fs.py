@@ -43,8 +43,9 @@ from evoforge.evaluators.sandbox._host import _libc
 
 # clone(2) flags, mount(2) flags, mount_setattr(2) constants (Linux UAPI).
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+CLONE_NEWIPC, CLONE_NEWPID = 0x08000000, 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE, MS_MOVE = 0x20, 0x1000, 0x4000, 0x40000, 0x2000
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME, MS_STRICTATIME = 0x400, 0x800, 0x200000, 0x1000000
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV = 0x1, 0x2, 0x4
 _AT_FDCWD, _AT_RECURSIVE = -100, 0x8000
@@ -128,6 +129,14 @@ class FilesystemPlan:
             its copy private (about 0.1 ms; a server in a private namespace of its own,
             :func:`~evoforge.evaluators.sandbox._host.enter_private_mount_namespace`, saves it).
         notes: paths that were asked to be hidden and are not, with why.
+        ipc_namespace: also unshare an IPC namespace (System V objects, POSIX queues).
+        proc: mount a fresh, read-only ``/proc`` (the child is the first process of a PID
+            namespace of its own, so it shows that namespace only).
+        reach: ``(folder, paths)`` pairs: each folder (one the candidate's user may not
+            traverse, e.g. a 0700 home) is covered by an empty traversable ``tmpfs`` in which
+            ``paths`` (the Python installation, a venv, the project's packages) are bound back
+            at their own places, so a candidate that runs as an unprivileged user can import
+            from them and sees nothing else of the folder (see ``candidate_user``).
     """
 
     mode: str
@@ -139,6 +148,9 @@ class FilesystemPlan:
     use_setattr: bool = True
     make_private: bool = True
     notes: tuple[str, ...] = ()
+    ipc_namespace: bool = False
+    proc: bool = False
+    reach: tuple[tuple[str, tuple[str, ...]], ...] = ()
     steps: tuple[tuple[Any, ...], ...] = field(default=(), compare=False, repr=False)
 
     def describe(self) -> dict[str, str]:
@@ -164,6 +176,7 @@ def plan_filesystem(
     hide_secrets: bool = True,
     devices: tuple[str, ...] = DEVICES,
     shm_mb: int = 64,
+    reach: tuple[tuple[str, tuple[str, ...]], ...] = (),
 ) -> FilesystemPlan:
     """Plan the isolation of children that work in ``workdir`` (in the server, once).
 
@@ -214,7 +227,16 @@ def plan_filesystem(
         use_setattr=use_setattr,
         make_private=_propagating_mounts(),
         notes=tuple(notes),
+        reach=tuple((folder, tuple(paths)) for folder, paths in reach),
     )
+    return dataclasses.replace(plan, steps=_steps(plan))
+
+
+def with_namespaces(plan: FilesystemPlan, *, ipc: bool, proc: bool) -> FilesystemPlan:
+    """``plan`` that also unshares an IPC namespace and/or mounts a fresh ``/proc``."""
+    if not plan.mode:
+        return plan
+    plan = dataclasses.replace(plan, ipc_namespace=ipc, proc=proc)
     return dataclasses.replace(plan, steps=_steps(plan))
 
 
@@ -229,7 +251,12 @@ def apply_filesystem(plan: FilesystemPlan) -> None:
     libc = _libc()
     uid, gid = os.geteuid(), os.getegid()
     user_ns = plan.mode == "user namespace"
-    _check(libc.unshare(CLONE_NEWNS | (CLONE_NEWUSER if user_ns else 0)), "unshare")
+    flags = (
+        CLONE_NEWNS
+        | (CLONE_NEWUSER if user_ns else 0)
+        | (CLONE_NEWIPC if plan.ipc_namespace else 0)
+    )
+    _check(libc.unshare(flags), "unshare")
     if user_ns:  # map our ids to themselves, so files keep their owners
         # A process that is not dumpable (a hardened server's children) has its /proc/self
         # owned by root, which this user namespace cannot write as: dumpable for the maps.
@@ -242,6 +269,8 @@ def apply_filesystem(plan: FilesystemPlan) -> None:
     for kind, *args, what in plan.steps or _steps(plan):
         if kind == "mount":
             _check(libc.mount(*args), what)
+        elif kind == "mkdirs":
+            _mkdirs(*args)
         elif kind == "setattr":
             _check(libc.syscall(_SYS_MOUNT_SETATTR, _AT_FDCWD, *args), what)
         else:  # kernels before 5.12: remount each mount point read-only
@@ -280,6 +309,19 @@ def _steps(plan: FilesystemPlan) -> tuple[tuple[Any, ...], ...]:
     if plan.shm_mb:
         options = f"size={plan.shm_mb}m,mode=1777"
         steps.append(mount("tmpfs", _SHM, "tmpfs", MS_NOSUID | MS_NODEV, options))
+    if plan.proc:  # read-only from the start: /proc/sys would otherwise be writable by uid 0
+        flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+        steps.append(mount("proc", "/proc", "proc", flags))
+    for folder, paths in plan.reach:
+        # Staged on the workdir (an empty folder that exists), then moved over the folder: the
+        # binds must be made while the paths are still visible.
+        staging = mount("tmpfs", plan.workdir, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755")
+        steps.append(staging)
+        for path in paths:
+            target = os.path.join(plan.workdir, os.path.relpath(path, folder))
+            steps.append(("mkdirs", plan.workdir, target, f"mkdir {target}"))
+            steps.append(mount(path, target, None, MS_BIND | MS_REC))
+        steps.append(mount(plan.workdir, folder, None, MS_MOVE))
     steps.append(mount(plan.workdir, plan.workdir, None, MS_BIND))
     steps.extend(mount(device, device, None, MS_BIND) for device in plan.devices)
     if not plan.use_setattr:
@@ -293,6 +335,12 @@ def _steps(plan: FilesystemPlan) -> tuple[tuple[Any, ...], ...]:
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+def filesystem_mode() -> str:
+    """``"mount namespace"``, ``"user namespace"`` or ``""``: how children of this process
+    get their filesystem isolation here (found once, see :func:`plan_filesystem`)."""
+    return _host_support()[0]
 
 
 @functools.cache
@@ -377,11 +425,81 @@ def _probe_child(scratch: str, errors_w: int) -> int:
     return 1
 
 
+@functools.cache
+def namespace_support() -> tuple[str, str]:
+    """``(why no PID namespace, why no IPC namespace)``; "" where this process may make one.
+
+    Found once, by trying in a throwaway child: a PID namespace needs ``CAP_SYS_ADMIN`` here
+    (the server unshares it before each fork, then returns to its own with ``setns``), and the
+    child must be able to mount a ``proc`` for it; an IPC namespace is unshared by the child
+    with its mount namespace (as root, or inside its user namespace).
+    """
+    libc = _libc()
+    if libc is None:
+        return "needs Linux namespaces", "needs Linux namespaces"
+    if not _has_sys_admin():
+        no_pid = "needs CAP_SYS_ADMIN in the server (it runs as another user)"
+        ipc_flags = CLONE_NEWUSER | CLONE_NEWIPC
+    else:
+        no_pid = ""
+        ipc_flags = CLONE_NEWIPC
+    errors_r, errors_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        code = 0
+        try:
+            os.close(errors_r)
+            if libc.unshare(ipc_flags) != 0:
+                os.write(errors_w, f"ipc:unshare(CLONE_NEWIPC): {_errno_text()}\n".encode())
+                code |= 2
+            if not no_pid:
+                code |= _probe_pid_namespace(libc, errors_w)
+        finally:
+            os._exit(code)
+    os.close(errors_w)
+    with os.fdopen(errors_r, "rb") as reader:
+        lines = reader.read().decode(errors="replace").splitlines()
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    reasons = {kind: why for kind, _, why in (line.partition(":") for line in lines)}
+    if code < 0 or code > 3:
+        return f"the probe ended with {code}", f"the probe ended with {code}"
+    why_pid = no_pid or (reasons.get("pid", "refused") if code & 1 else "")
+    why_ipc = reasons.get("ipc", "refused") if code & 2 else ""
+    return why_pid, why_ipc
+
+
+def _probe_pid_namespace(libc: Any, errors_w: int) -> int:
+    """In the probe child: the server's steps for a PID namespace; 0, or 1 with why."""
+    own = os.open("/proc/self/ns/pid", os.O_RDONLY)
+    if libc.unshare(CLONE_NEWPID) != 0:
+        os.write(errors_w, f"pid:unshare(CLONE_NEWPID): {_errno_text()}\n".encode())
+        return 1
+    child = os.fork()
+    if child == 0:
+        ok = libc.unshare(CLONE_NEWNS) == 0
+        ok = ok and libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) == 0
+        flags = ctypes.c_ulong(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        ok = ok and libc.mount(b"proc", b"/proc", b"proc", flags, None) == 0
+        if not ok:
+            os.write(errors_w, f"pid:mount proc: {_errno_text()}\n".encode())
+        os._exit(0 if ok and os.getpid() == 1 else 1)
+    _, status = os.waitpid(child, 0)
+    if libc.setns(own, CLONE_NEWPID) != 0:
+        os.write(errors_w, f"pid:setns back: {_errno_text()}\n".encode())
+        return 1
+    return 0 if os.waitstatus_to_exitcode(status) == 0 else 1
+
+
+def _errno_text() -> str:
+    return os.strerror(ctypes.get_errno())
+
+
 def _warm_up() -> None:
     """Resolve the libc functions a child calls, here: in a child each lookup would be paid
     anew (about 0.3 ms in all), because what a child caches dies with it."""
     libc = _libc()
-    for name in ("unshare", "mount", "syscall", "prctl"):
+    for name in ("unshare", "mount", "syscall", "prctl", "setns"):
         getattr(libc, name)
     libc.syscall.restype = ctypes.c_long
 
@@ -448,6 +566,21 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
         ),
         f"mount {target}",
     )
+
+
+def _mkdirs(base: str, target: str) -> None:
+    """Make ``target`` and the folders between it and ``base`` (a fresh tmpfs), each 0755
+    whatever the umask, so any user may traverse them."""
+    path = base
+    for part in os.path.relpath(target, base).split(os.sep):
+        path = os.path.join(path, part)
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise OSError(exc.errno, f"mkdir {path}: {exc.strerror}") from None
+        os.chmod(path, 0o755)
 
 
 def _write(path: str, data: bytes) -> None:

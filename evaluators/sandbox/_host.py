@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
+import functools
 import os
 import pwd
-import shutil
 import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Callable
 from typing import Any
 
 # prctl(2) options and clone(2) flags (Linux).
@@ -56,6 +56,19 @@ def enter_network_namespace() -> bool:
     """
     libc = _libc()
     return libc is not None and libc.unshare(_CLONE_NEWNET) == 0
+
+
+@functools.cache
+def _host_network_namespace() -> str:
+    """Why this process may not unshare a network namespace, or "" (tried in a child)."""
+    libc = _libc()
+    if libc is None:
+        return "needs Linux network namespaces"
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        os._exit(0 if libc.unshare(_CLONE_NEWNET) == 0 else 1)
+    _, status = os.waitpid(pid, 0)
+    return "" if os.waitstatus_to_exitcode(status) == 0 else "unshare(CLONE_NEWNET) is refused"
 
 
 def enter_private_mount_namespace() -> bool:
@@ -113,6 +126,82 @@ def unreadable_python_path(uid: int, gid: int) -> str:
     return ""
 
 
+def python_paths() -> tuple[list[str], list[str]]:
+    """The directories a candidate's imports may read, real paths, outermost first.
+
+    Returns:
+        ``(essential, other)``: the interpreter's prefixes (standard library, site-packages,
+        the executable) and the folders of loaded packages that live elsewhere (an editable
+        install maps ``evoforge.archive`` to the project's ``archive/``); then the rest of
+        ``sys.path`` (the working directory, which ``python -m`` puts first, is left out).
+    """
+    essential = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}
+    essential.add(os.path.dirname(os.path.realpath(sys.executable)))
+    for name, module in list(sys.modules.items()):
+        if name.startswith("__editable__") and isinstance(getattr(module, "MAPPING", None), dict):
+            essential.update(v for v in module.MAPPING.values() if isinstance(v, str))
+        folders = getattr(module, "__path__", None)
+        if isinstance(folders, list):  # a package (some modules fake __path__ with objects)
+            essential.update(f for f in folders if isinstance(f, str))
+    cwd = os.path.realpath(os.getcwd())
+    other = {p for p in sys.path if p and os.path.realpath(p) != cwd}
+    outer = _outermost(essential)
+    return outer, [p for p in _outermost(other) if not any(_inside(e, p) for e in outer)]
+
+
+def _outermost(paths: set[str]) -> list[str]:
+    """Real paths of the existing folders, without those inside another (one bind of the
+    outer one carries them)."""
+    real = {os.path.realpath(p) for p in paths if os.path.isdir(p)}
+    return [p for p in sorted(real) if not any(o != p and _inside(o, p) for o in real)]
+
+
+def unreachable(uid: int, gid: int, paths: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """What ``uid`` cannot reach of ``paths``.
+
+    Returns:
+        ``({blocked folder: [paths below it]}, [paths that cannot be fixed])``: a path whose
+        ancestor ``uid`` may not traverse (a 0700 home) can be made reachable by covering that
+        ancestor with a traversable ``tmpfs`` and binding the path back; one that ``uid`` may
+        not read itself cannot.
+    """
+    blocked: dict[str, list[str]] = {}
+    unfixable = []
+    for path in paths:
+        if _can_read_dir(path, uid, gid):
+            continue
+        first = _first_untraversable(path, uid, gid)
+        if first is None or first == path:
+            unfixable.append(path)
+        else:
+            blocked.setdefault(first, []).append(path)
+    # A blocked folder below another: the outer cover carries it (its binds come back whole).
+    for folder in sorted(blocked, key=len, reverse=True):
+        outer = next((o for o in blocked if o != folder and _inside(o, folder)), None)
+        if outer is not None:
+            blocked[outer].extend(blocked.pop(folder))
+    return blocked, unfixable
+
+
+def _first_untraversable(path: str, uid: int, gid: int) -> str | None:
+    """The outermost folder on the way to ``path`` (``path`` included) that ``uid`` may not
+    search; None if every one allows it (then ``path`` itself is not readable)."""
+    parts = os.path.abspath(path).split(os.sep)
+    for i in range(2, len(parts) + 1):
+        folder = os.sep.join(parts[:i]) or os.sep
+        try:
+            st = os.stat(folder)
+        except OSError:
+            return folder
+        if not _allows(st, uid, gid, 1):
+            return folder
+    return None
+
+
+def _inside(outer: str, inner: str) -> bool:
+    return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
+
+
 def is_subreaper() -> bool:
     """Whether this process adopts its descendants' orphans (:func:`harden_server` made it so).
 
@@ -137,26 +226,89 @@ def children(pid: int | str = "self") -> set[int]:
 
 
 def remove_workdir(path: str) -> None:
-    """Delete a directory tree, including subdirectories a candidate made unreadable.
+    """Delete a directory tree, however deep or wide, including subdirectories a candidate made
+    unreadable. A missing ``path`` is fine.
 
-    A missing ``path`` is fine. Permissions are only ever changed strictly inside the tree,
-    never on ``path``'s parent (which may be ``/tmp``).
+    Iterative, through directory descriptors (``openat``/``unlinkat``, never following a link):
+    a tree a candidate made deeper than the recursion limit or longer than ``PATH_MAX`` is
+    removed like any other, which ``shutil.rmtree`` cannot (it recurses). Permissions are only
+    ever changed strictly inside the tree, never on ``path``'s parent (which may be ``/tmp``).
+
+    Raises:
+        OSError: something could not be removed (e.g. an immutable file).
     """
-    inside = os.path.join(os.path.abspath(path), "")
+    try:
+        top = os.open(path, _DIR_FLAGS)
+    except FileNotFoundError:
+        return
+    except NotADirectoryError:
+        os.unlink(path)
+        return
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:  # a symlink: remove the link, never what it points to
+            raise
+        os.unlink(path)
+        return
+    fd = top
+    # Per level below ``path``: the name of the directory we are in, and its pending subdirs.
+    names: list[str] = []
+    pending: list[list[str]] = [_empty_files(fd)]
+    try:
+        while True:
+            if pending[-1]:
+                name = pending[-1].pop()
+                try:
+                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except PermissionError:
+                    os.chmod(name, 0o700, dir_fd=fd)
+                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    continue
+                os.close(fd)
+                fd = child
+                names.append(name)
+                pending.append(_empty_files(fd))
+                continue
+            if not names:
+                break
+            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            pending.pop()
+            os.rmdir(names.pop(), dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(path)
 
-    def unlock_and_retry(func: Callable[..., Any], failed: str, _exc: object) -> None:
-        failed = os.path.abspath(failed)
-        if not failed.startswith(inside):
-            return  # the root itself (e.g. already gone): nothing to unlock
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _empty_files(fd: int) -> list[str]:
+    """Delete every entry of the directory ``fd`` that is not a directory; its subdirectories."""
+    subdirs = []
+    unlocked = False
+    with os.scandir(fd) as entries:
+        listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+    for name, is_dir in listed:
+        if is_dir:
+            subdirs.append(name)
+            continue
+        try:
+            os.unlink(name, dir_fd=fd)
+        except FileNotFoundError:
+            pass
+        except PermissionError:
+            if unlocked:
+                raise
+            os.fchmod(fd, 0o700)  # a directory below ``path`` that a candidate made read-only
+            unlocked = True
+            os.unlink(name, dir_fd=fd)
+    if subdirs and not unlocked:
         with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(failed), 0o700)  # the root or a directory below it
-            if os.path.isdir(failed) and not os.path.islink(failed):
-                os.chmod(failed, 0o700)
-                shutil.rmtree(failed, onerror=unlock_and_retry)
-            else:
-                func(failed)
-
-    shutil.rmtree(path, onerror=unlock_and_retry)
+            if not os.access(".", os.W_OK, dir_fd=fd):
+                os.fchmod(fd, 0o700)
+    return subdirs
 
 
 class Workdir:
@@ -171,6 +323,7 @@ class Workdir:
     def __init__(self, user: tuple[int, int] | None = None, root: str | None = None) -> None:
         """Use ``root`` (an existing empty directory) or a new temporary one."""
         self._user = user
+        self._leftovers = 0
         self.root = root or tempfile.mkdtemp(prefix="evoforge-")
         os.chmod(self.root, 0o711)  # a switched user may traverse it, not list it
         self.path = os.path.join(self.root, "run")
@@ -194,12 +347,23 @@ class Workdir:
             os.mkdir(self.root, 0o711)
         used = os.path.join(self.root, "used")
         if os.path.lexists(used):
-            remove_workdir(used)
+            self._remove(used)
         if os.path.lexists(self.path):
             os.rename(self.path, used)
         self._make()
         if os.path.lexists(used):
+            self._remove(used)
+
+    def _remove(self, used: str) -> None:
+        """Remove a used directory; one that resists (say, an immutable file) is moved aside
+        for :meth:`close` to try again, so it never blocks the next run."""
+        try:
             remove_workdir(used)
+        except OSError as exc:
+            self._leftovers += 1
+            aside = os.path.join(self.root, f"leftover-{self._leftovers}")
+            os.rename(used, aside)
+            print(f"evoforge sandbox: could not empty {used} ({exc}); moved aside", file=sys.stderr)
 
     def close(self) -> None:
         remove_workdir(self.root)
@@ -222,16 +386,22 @@ def _libc() -> Any:
     return _libc_handle
 
 
-def _can_read_dir(path: str, uid: int, gid: int) -> bool:
-    def allows(st: os.stat_result, want: int) -> bool:  # want: 4 read, 1 search
-        shift = 6 if st.st_uid == uid else 3 if st.st_gid == gid else 0
-        return (stat.S_IMODE(st.st_mode) >> shift) & want == want
+def _allows(st: os.stat_result, uid: int, gid: int, want: int) -> bool:
+    """Whether mode bits let ``uid``/``gid`` do ``want`` (4 read, 1 search); ``uid`` 0 as
+    an ordinary owner (a candidate holds no capability)."""
+    shift = 6 if st.st_uid == uid else 3 if st.st_gid == gid else 0
+    return (stat.S_IMODE(st.st_mode) >> shift) & want == want
 
+
+def _can_read_dir(path: str, uid: int, gid: int) -> bool:
     path = os.path.abspath(path)
-    if not allows(os.stat(path), 5):
-        return False
-    while (parent := os.path.dirname(path)) != path:
-        if not allows(os.stat(parent), 1):
+    try:
+        if not _allows(os.stat(path), uid, gid, 5):
             return False
-        path = parent
+        while (parent := os.path.dirname(path)) != path:
+            if not _allows(os.stat(parent), uid, gid, 1):
+                return False
+            path = parent
+    except OSError:
+        return False
     return True

@@ -22,8 +22,23 @@ Every evaluator runs its candidates through :class:`Sandbox` (or the one-shot
 - stdin is ``/dev/null``; stdout and stderr are pipes the server drains, keeping only the tails,
   so a candidate that prints 100 MB neither fills a disk nor fails;
 - optionally: a fresh network namespace, and a drop from root to an unprivileged user, which
-  also keeps it away from the signals of root's processes (a candidate that stays root can
-  signal every process of uid 0);
+  also keeps it away from the signals of root's processes (the server refuses to run
+  candidates as root unless asked, see ``candidate_user``);
+- a PID namespace and an IPC namespace of its own, where the host allows (``Isolation.
+  namespaces``): the child is the first process of the PID namespace, with a fresh read-only
+  ``/proc`` that shows only its own processes, so it can neither see (command lines, the
+  engine's ``--db``) nor signal anything else, and when it ends the kernel kills every process
+  it started, ``setsid`` escapees included; System V objects and POSIX queues die with its IPC
+  namespace. Both are made per candidate, not per server: a namespace shared by a server's
+  successive candidates would let one leave IPC objects and processes for the next (the very
+  leak to close), and per candidate they cost about 0.15 ms of the child's set-up (the ``proc``
+  mount most of it), off the latency path when the child is forked ahead. The server unshares
+  the PID namespace just before each fork and returns to its own right after (``setns``), so
+  its scorer never lands in a candidate's namespace;
+- a seccomp filter that refuses UNIX-domain sockets (:mod:`~evoforge.evaluators.sandbox._seccomp`):
+  a host service listening on a socket file stays out of reach;
+- a cgroup for the memory of its whole process tree (:mod:`~evoforge.evaluators.sandbox._cgroup`),
+  reused by a server's candidates one at a time, and a descriptor limit (``Limits.max_files``);
 - a wall-clock deadline enforced by the server (``pidfd`` + ``poll``, no polling sleeps);
 - the result comes back over a pipe as one JSON header line plus opaque payload bytes, capped in
   size; nothing from the child is ever unpickled.
@@ -43,6 +58,7 @@ optionally with ``"error"`` and ``"traceback"`` texts.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import json
 import math
@@ -58,10 +74,23 @@ from typing import Any
 
 from evoforge.archive import Status
 from evoforge.evaluators.sandbox._caps import held_capabilities, warm_up
-from evoforge.evaluators.sandbox._child import Containment, _child, _rlimits
-from evoforge.evaluators.sandbox._fs import DEVICES, plan_filesystem
-from evoforge.evaluators.sandbox._host import children, is_subreaper, remove_workdir
+from evoforge.evaluators.sandbox._cgroup import CandidateCgroup, candidate_cgroup
+from evoforge.evaluators.sandbox._child import (
+    INIT_GO,
+    INIT_SIGNALED,
+    Containment,
+    _child,
+    _rlimits,
+)
+from evoforge.evaluators.sandbox._fs import (
+    DEVICES,
+    namespace_support,
+    plan_filesystem,
+    with_namespaces,
+)
+from evoforge.evaluators.sandbox._host import _libc, children, is_subreaper, remove_workdir
 from evoforge.evaluators.sandbox._protocol import write_all
+from evoforge.evaluators.sandbox._seccomp import filter_program
 
 Job = Callable[[bytes], tuple[dict[str, Any], bytes]]
 
@@ -89,7 +118,8 @@ class Limits:
     timeout_s: float
     memory_mb: int | None = 2048
     file_size_mb: int = 64
-    max_procs: int = 256
+    max_procs: int = 512
+    max_files: int = 1024
     result_mb: int = 16
     tail_chars: int = 4000
 
@@ -121,6 +151,17 @@ class Isolation:
             (:data:`~evoforge.evaluators.sandbox._fs.DEVICES` by default: the usual character
             devices and accelerators).
         shm_mb: size of the child's private ``/dev/shm``.
+        namespaces: give each child its own PID namespace (it is the first process of it,
+            with its own read-only ``/proc``; when it ends the kernel kills everything it
+            started) and IPC namespace (System V objects and POSIX queues die with it), where
+            the host allows (needs ``filesystem``; a PID namespace needs root).
+        unix_sockets: allow UNIX-domain sockets; by default a seccomp filter refuses them, so
+            no socket file outside the workdir (a host service's) can be reached
+            (:mod:`evoforge.evaluators.sandbox._seccomp`).
+        cgroup: limit and account the memory of the child's whole process tree in a cgroup,
+            where the host allows (:mod:`evoforge.evaluators.sandbox._cgroup`).
+        reach: folders the child's user may not traverse and what to bind back in them so it
+            can import (``FilesystemPlan.reach``; :func:`candidate_user` computes it).
     """
 
     user: tuple[int, int] | None = None
@@ -131,6 +172,10 @@ class Isolation:
     hide_secrets: bool = True
     devices: tuple[str, ...] = DEVICES
     shm_mb: int = 64
+    namespaces: bool = True
+    unix_sockets: bool = False
+    cgroup: bool = True
+    reach: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass
@@ -201,8 +246,26 @@ class Sandbox:
             hide_secrets=isolation.hide_secrets,
             devices=tuple(isolation.devices),
             shm_mb=isolation.shm_mb,
+            reach=isolation.reach,
         )
-        self._containment = Containment(workdir, plan)
+        if isolation.reach and not plan.mode:
+            raise SandboxError(
+                f"candidates run as uid {isolation.user[0] if isolation.user else '?'}, which "
+                "needs bind mounts to reach the Python installation, but the filesystem "
+                f"isolation is off ({plan.why_off})"
+            )
+        why_no_pid, why_no_ipc = _namespaces_here(isolation, plan.mode)
+        plan = with_namespaces(plan, ipc=not why_no_ipc, proc=not why_no_pid)
+        self._own_pid_ns = -1 if why_no_pid else os.open("/proc/self/ns/pid", os.O_RDONLY)
+        seccomp, why_no_seccomp = (
+            (None, "allowed (the problem asked)") if isolation.unix_sockets else filter_program()
+        )
+        self._containment = Containment(workdir, plan, seccomp)
+        self._cgroup = (
+            candidate_cgroup(f"{os.getpid()}-{id(self):x}")
+            if isolation.cgroup
+            else CandidateCgroup(0, "off: not asked")
+        )
         warm_up()
         held = held_capabilities()
         if held:
@@ -211,7 +274,31 @@ class Sandbox:
             capabilities = "all dropped (those of its user namespace)"
         else:
             capabilities = "none held"
-        self.protections: dict[str, str] = {**plan.describe(), "capabilities": capabilities}
+        self.protections: dict[str, str] = {
+            **plan.describe(),
+            "capabilities": capabilities,
+            "pid namespace": (
+                f"off: {why_no_pid}"
+                if why_no_pid
+                else "one per candidate, with its own read-only /proc (only its own processes "
+                "are visible; all of them are killed when it ends)"
+            ),
+            "ipc namespace": (
+                f"off: {why_no_ipc}"
+                if why_no_ipc
+                else "one per candidate (System V IPC and POSIX queues die with it)"
+            ),
+            "unix sockets": (
+                "refused (seccomp: socket(AF_UNIX) fails; stream socketpairs work)"
+                if seccomp is not None
+                else f"reachable: {why_no_seccomp}"
+            ),
+            "memory": (
+                self._cgroup.note
+                if self._cgroup.version
+                else f"per process only (RLIMIT_AS); whole tree {self._cgroup.note}"
+            ),
+        }
         """Which protections the children get, and why any is off (for ``sandbox_info``)."""
 
     def prepare(self) -> None:
@@ -232,6 +319,10 @@ class Sandbox:
             self._ready = None
             if isinstance(child, SandboxRun):
                 return child
+            failed = self._cgroup.arm(limits.memory_mb, limits.max_procs)
+            if failed:
+                child.discard()
+                return SandboxRun(Status.CRASHED, error=f"sandbox set-up failed: {failed}")
             start = time.perf_counter()
             if child.go(message):
                 break
@@ -241,15 +332,19 @@ class Sandbox:
         if self._on_start is not None:
             self._on_start(child.pid)
         try:
-            return _supervise(child, start, limits, self._keep_pids())
+            return _supervise(child, start, limits, self._keep_pids(), self._cgroup)
         finally:
             child.close()
 
     def close(self) -> None:
-        """Dismiss the prepared child, if any."""
+        """Dismiss the prepared child, if any, and remove the candidates' cgroup."""
         if self._ready is not None:
             self._ready.discard()
             self._ready = None
+        self._cgroup.close()
+        if self._own_pid_ns >= 0:
+            os.close(self._own_pid_ns)
+            self._own_pid_ns = -1
 
     def _fork(self) -> _Child | SandboxRun:
         go_r, go_w = os.pipe()
@@ -262,12 +357,16 @@ class Sandbox:
         use_pidfd = _pidfds_work()
         wakeup_fd = -1 if use_pidfd else _sigchld_wakeup_fd()  # armed before the fork
         server_pid = os.getpid()
+        new_pid_ns = self._own_pid_ns >= 0 and _unshare_pid_namespace()
         try:
             pid = os.fork()
         except OSError as exc:
             for fd in (go_r, go_w, result_r, result_w, out_r, out_w, err_r, err_w):
                 os.close(fd)
             return SandboxRun(Status.CRASHED, error=f"could not fork the candidate process: {exc}")
+        finally:
+            if new_pid_ns and os.getpid() == server_pid:  # later forks (the scorer) stay ours
+                _return_to_pid_namespace(self._own_pid_ns)
         if pid == 0:
             _child(
                 self._job,
@@ -286,7 +385,22 @@ class Sandbox:
         for fd in (result_r, out_r, err_r):  # read after poll() says so, drained at the end
             os.set_blocking(fd, False)
         exit_fd = os.pidfd_open(pid) if use_pidfd else wakeup_fd
-        return _Child(pid, exit_fd, use_pidfd, result_r, out_r, err_r, go_w)
+        child = _Child(pid, exit_fd, use_pidfd, result_r, out_r, err_r, go_w)
+        if self._own_pid_ns >= 0 and not new_pid_ns:
+            child.discard()  # never a candidate with less isolation than announced
+            return SandboxRun(Status.CRASHED, error="sandbox set-up failed: unshare(CLONE_NEWPID)")
+        failed = self._cgroup.admit(pid)
+        if failed:
+            child.discard()
+            return SandboxRun(Status.CRASHED, error=f"sandbox set-up failed: {failed}")
+        if new_pid_ns:  # its first process may now fork the worker (see _child._become_init)
+            child.init = True
+            try:
+                write_all(go_w, INIT_GO)
+            except OSError:
+                child.discard()
+                return SandboxRun(Status.CRASHED, error="the sandbox child died in its set-up")
+        return child
 
 
 def run_sandboxed(
@@ -301,6 +415,7 @@ def run_sandboxed(
     The one-shot form of :class:`Sandbox` (no pre-forking), for callers that run rarely.
     """
     workdir = tempfile.mkdtemp(prefix="evoforge-")
+    sandbox = None
     try:
         if isolation.user is not None:
             os.chown(workdir, *isolation.user)
@@ -309,6 +424,8 @@ def run_sandboxed(
         )
         return sandbox.run(b"", limits)
     finally:
+        if sandbox is not None:
+            sandbox.close()
         remove_workdir(workdir)
 
 
@@ -323,6 +440,7 @@ class _Child:
     out_r: int
     err_r: int
     go_w: int
+    init: bool = False  # the first process of a PID namespace, the job runs in its child
 
     def go(self, message: bytes) -> bool:
         """Hand over the request; False if the child is already gone."""
@@ -363,7 +481,11 @@ def _pidfds_work() -> bool:
 
 
 def _supervise(
-    child: _Child, start: float, limits: Limits, keep_pids: Collection[int]
+    child: _Child,
+    start: float,
+    limits: Limits,
+    keep_pids: Collection[int],
+    cgroup: CandidateCgroup,
 ) -> SandboxRun:
     pid, exit_fd, result_r = child.pid, child.exit_fd, child.result_r
     result = _Capped(limits.result_mb * 2**20)
@@ -396,9 +518,19 @@ def _supervise(
     if exited:
         _kill_group(pid)  # leftovers in the group; the leader is a zombie, so its pid is not reused
         _, wait_status, usage = os.wait4(pid, 0)
+        if child.init and os.WIFEXITED(wait_status):
+            code = os.WEXITSTATUS(wait_status)
+            if code > INIT_SIGNALED:  # the worker died by a signal: read it as such
+                wait_status = code - INIT_SIGNALED
         run.cpu_s = usage.ru_utime + usage.ru_stime
         run.max_rss_mb = usage.ru_maxrss / (1024 if sys.platform != "darwin" else 2**20)
         run.stragglers = _sweep(pid, keep_pids)
+        tree_peak_mb, oom_killed = cgroup.collect()
+        run.max_rss_mb = max(run.max_rss_mb, tree_peak_mb)  # the whole tree, where accounted
+        if oom_killed:
+            reason = reason or "memory"
+    else:
+        cgroup.collect()
     for fd, sink in sinks.items():
         if fd != result_r or reason != "too_large":
             _drain(fd, sink)
@@ -413,7 +545,13 @@ def _supervise(
 
 def _classify(run: SandboxRun, wait_status: int, reason: str, data: bytes, limits: Limits) -> None:
     """Fill status and error from how the child ended and what it wrote."""
-    if reason == "too_large":
+    if reason == "memory":
+        run.status, run.payload = Status.MEMORY_LIMIT, b""
+        run.error = (
+            f"its processes together used more than the memory limit of {limits.memory_mb} MiB "
+            "(cgroup), and the kernel killed them"
+        )
+    elif reason == "too_large":
         run.status = Status.RUNTIME_ERROR
         run.error = f"output too large: more than {limits.result_mb} MiB of result data"
     elif reason == "timeout":
@@ -550,6 +688,31 @@ class _Tail:
 # Small platform helpers
 
 _wakeup: tuple[int, int] | None = None
+_CLONE_NEWPID = 0x20000000
+
+
+def _namespaces_here(isolation: Isolation, mode: str) -> tuple[str, str]:
+    """``(why no PID namespace, why no IPC namespace)`` for children of this isolation."""
+    if not isolation.namespaces:
+        return "not asked", "not asked"
+    if not mode:
+        return "needs the filesystem isolation (a mount namespace)", (
+            "needs the filesystem isolation (a mount namespace)"
+        )
+    why_pid, why_ipc = namespace_support()
+    if mode == "user namespace" and not why_pid:
+        why_pid = "needs a server with CAP_SYS_ADMIN (it runs as another user)"
+    return why_pid, why_ipc
+
+
+def _unshare_pid_namespace() -> bool:
+    """Have the next child start a new PID namespace (the server itself stays in its own)."""
+    return _libc().unshare(_CLONE_NEWPID) == 0
+
+
+def _return_to_pid_namespace(own: int) -> None:
+    if _libc().setns(own, _CLONE_NEWPID) != 0:
+        raise OSError(ctypes.get_errno(), "setns back to the server's PID namespace failed")
 
 
 def _sigchld_wakeup_fd() -> int:

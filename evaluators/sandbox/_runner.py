@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 _REPLY_FD: int | None = None
 
 
-def prepare(user: str | int | None, network: str) -> tuple[Isolation, dict[str, str]]:
+def prepare(
+    user: str | int | None, network: str, *, allow_root: bool = False
+) -> tuple[Isolation, dict[str, str]]:
     """Set this runner up to fork sandboxed candidates; returns their isolation and notes.
 
     Call first thing: the reply channel moves to a private descriptor (fd 1 becomes a copy
@@ -49,8 +51,11 @@ def prepare(user: str | int | None, network: str) -> tuple[Isolation, dict[str, 
     if network == "server":
         notes["network"] = "runner namespace" if enter_network_namespace() else "host"
     harden_server()
-    uid_gid, notes["user"] = candidate_user("" if user is None else str(user))
-    return Isolation(user=uid_gid, new_network=network == "candidate"), notes
+    uid_gid, notes["user"], reach = candidate_user(
+        "" if user is None else str(user), allow_root=allow_root
+    )
+    isolation = Isolation(user=uid_gid, new_network=network == "candidate", reach=reach)
+    return isolation, notes
 
 
 class RunnerFailure(Exception):  # noqa: N818 - a verdict about the candidate, not a bug

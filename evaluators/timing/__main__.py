@@ -48,7 +48,11 @@ if mode == "call":
 
 def main() -> int:
     request = read_request()
-    isolation, notes = prepare(request.get("user"), request.get("network", "server"))
+    isolation, notes = prepare(
+        request.get("user"),
+        request.get("network", "server"),
+        allow_root=bool(request.get("allow_root")),
+    )
     for name in request.get("preload", ()):
         importlib.import_module(name)  # once here, not in every forked run
     try:

@@ -235,6 +235,7 @@ async def _run_measurement(problem: Problem, source: str, mode: str) -> dict[str
         "timeout_s": timeout_s if mode == "callgrind" else problem.timeout_s,
         "memory_mb": problem.memory_mb,
         "user": user,
+        "allow_root": sandbox.sandbox_allow_root,
         "network": network,
         "repeats": repeats,
         "warmups": warmups,
@@ -242,5 +243,8 @@ async def _run_measurement(problem: Problem, source: str, mode: str) -> dict[str
     runs = 2 if mode == "callgrind" else 2 * (repeats + warmups)
     deadline_s = runs * request["timeout_s"] + 60.0
     return await call_runner(
-        "evoforge.evaluators.timing", request, deadline_s=deadline_s, env=server_env()
+        "evoforge.evaluators.timing",
+        request,
+        deadline_s=deadline_s,
+        env=server_env(sandbox.sandbox_env),
     )

@@ -12,7 +12,9 @@ from evoforge.evolve.cli._common import json_option
 @click.command("plugins")
 @json_option
 def plugins_command(as_json):
-    """List loaded plugins, evaluators (available here or why not), strategies and models.
+    """List loaded plugins, evaluators (available here or why not), strategies, models, and
+    which isolation candidates get on this host (user, namespaces, memory accounting) and why
+    any part is off.
 
     \b
     Example:
@@ -20,6 +22,7 @@ def plugins_command(as_json):
         evoforge plugins --json | jq '.evaluators[] | select(.available)'
     """
     from evoforge import evaluators, plugins
+    from evoforge.evaluators import sandbox
 
     origins = evaluators.evaluator_origins()
     data = {
@@ -31,6 +34,7 @@ def plugins_command(as_json):
         "selection_strategies": sorted(plugins.selection_strategies()),
         "model_providers": sorted(plugins.model_providers()),
         "problems": sorted(plugins.problems()),
+        "isolation": sandbox.host_isolation(),
     }
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -51,6 +55,9 @@ def plugins_command(as_json):
         "model providers: " + ", ".join(data["model_providers"]) + " (plus every litellm provider)"
     )
     click.echo("problems: " + ", ".join(data["problems"]))
+    click.echo("candidate isolation on this host (default sandbox options):")
+    for name, state in data["isolation"].items():
+        click.echo(f"  {name}: {state}")
 
 
 def _evaluator_row(name: str, cls: type, plugin: str, origin: str) -> dict:

@@ -48,6 +48,10 @@ EXPECTED_COLUMNS = {
         "created_at": "REAL", "attempt": "INTEGER", "error_kind": "TEXT",
         "status_code": "INTEGER", "retry_after_s": "REAL", "waited_s": "REAL",
     },
+    "evaluations": {
+        "run_id": "TEXT", "program_id": "TEXT", "seq": "INTEGER", "attempts": "INTEGER",
+        "started_at": "REAL",
+    },
 }  # fmt: skip
 EXPECTED_PKS = {
     "runs": ["id"],
@@ -56,6 +60,7 @@ EXPECTED_PKS = {
     "island_state": ["run_id", "island"],
     "events": ["id"],
     "llm_calls": ["id"],
+    "evaluations": ["run_id", "program_id"],
 }
 EXPECTED_INDEXES = {
     "idx_programs_top": ("programs", ["run_id", "status", "score", "seq"]),
@@ -72,6 +77,7 @@ def test_blank_file_gets_every_table(archive: Archive) -> None:
     assert [m.name for m in migrations.applied(archive.db)] == [
         "m001_initial",
         "m002_llm_call_attempts",
+        "m003_evaluations",
     ]
     assert migrations.pending(archive.db) == []
 

@@ -138,4 +138,5 @@ from tests.evaluators.hostile import (  # noqa: E402, F401
     quick,
     roomy,
     secretive,
+    unprivileged,
 )

@@ -6,8 +6,9 @@ trees: the problem folders, the test's tmp dir, a canary folder in ``/tmp``), th
 named like the attack's targets appeared anywhere it tried, and that no process the candidate
 started outlives the evaluation (each renames itself to a marker).
 
-Candidates run as root (``sandbox_user=None``): the hard case, and the one on CI machines. The
-fixtures here are made available to the suites by ``tests/evaluators/conftest.py``.
+Most candidates run as root (``sandbox_user=None`` with ``sandbox_allow_root``): the hard case,
+which a problem must ask for (by default they run as ``nobody``; ``nobody`` gets fixtures of its
+own). The fixtures here are made available to the suites by ``tests/evaluators/conftest.py``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from tests.evaluators.conftest import (
     wait_until_sync,
 )
 
-ROOT_OPTIONS = {"sandbox_user": None}  # candidates stay root where the tests run as root
+# Candidates stay root where the tests run as root: the hard case, which a problem must ask for.
+ROOT_OPTIONS = {"sandbox_user": None, "sandbox_allow_root": True}
 
 # Each hostile process renames itself to the marker (``SET_NAME`` in a source), so a survivor
 # is found by /proc/*/comm; processes that exec carry it on their command line (``MARK``).
@@ -71,7 +73,23 @@ def _snapshot(trees: list[Path]) -> dict[str, tuple[int, int, int]]:
     return state
 
 
-def _marked_processes(mark: str) -> list[int]:
+def _ipc_objects() -> set[tuple[str, str]]:
+    """The host's System V IPC objects (kind, id) and POSIX message queues."""
+    found = set()
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        found.update((kind, row.split()[1]) for row in rows if row.split())
+    if os.path.isdir("/dev/mqueue"):
+        found.update(("mqueue", name) for name in os.listdir("/dev/mqueue"))
+    return found
+
+
+def marked_processes(mark: str) -> list[int]:
+    """Live host processes named (or with a command line holding) ``mark``."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -120,9 +138,11 @@ class Outside:
         }
         self._trees = [tmp_path, self.tmp_canaries, *trees]
         self._before: dict[str, tuple[int, int, int]] = {}
+        self._ipc: set[tuple[str, str]] = set()
 
     def __enter__(self) -> Outside:
         self._before = _snapshot(self._trees)
+        self._ipc = _ipc_objects()
         return self
 
     def __exit__(self, kind: object, *_: object) -> None:
@@ -133,7 +153,8 @@ class Outside:
         changed = sorted(p for p in paths if after.get(p) != self._before.get(p))
         assert changed == [], "changed outside the workdir"
         assert [t for t in self.targets.values() if os.path.lexists(t)] == []
-        assert wait_until_sync(lambda: not _marked_processes(self.mark)), "a process survived"
+        assert wait_until_sync(lambda: not marked_processes(self.mark)), "a process survived"
+        assert _ipc_objects() - self._ipc == set(), "an IPC object outlived the candidate"
 
     def cleanup(self) -> None:
         shutil.rmtree(self.tmp_canaries, ignore_errors=True)
@@ -142,6 +163,19 @@ class Outside:
                 shutil.rmtree(target)
             elif os.path.lexists(target):
                 os.unlink(target)
+
+
+def workdir_leftovers(evaluator: PythonEvaluator) -> list[str]:
+    """What the fork server's working-directory root holds besides an empty ``run`` and the
+    pid file (after an evaluation: nothing of the candidate may be left)."""
+    root = evaluator.sandbox_info.get("workdir_root", "")
+    if not root or not os.path.isdir(root):
+        return []
+    found = sorted(set(os.listdir(root)) - {"run", "candidate.pid"})
+    run = os.path.join(root, "run")
+    if os.path.isdir(run):
+        found += [f"run/{name}" for name in os.listdir(run)]
+    return found
 
 
 class Hostile:
@@ -196,6 +230,14 @@ def secretive(problems_dir) -> Iterator[Hostile]:
     folder = _problem(problems_dir / "secretive", SECRET_SPEC, answer=answer)
     (folder / "answer.txt").write_text(answer)
     hostile = Hostile(folder)
+    yield hostile
+    hostile.close()
+
+
+@pytest.fixture(scope="module")
+def unprivileged(problems_dir) -> Iterator[Hostile]:
+    """The default options: candidates run as ``nobody`` (when the tests run as root)."""
+    hostile = Hostile(_problem(problems_dir / "unprivileged", memory_mb=256, options={}))
     yield hostile
     hostile.close()
 

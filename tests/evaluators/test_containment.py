@@ -14,6 +14,7 @@ from evoforge.evaluators import PythonEvaluator, Status
 from evoforge.problems import ProblemSpecError, load_problem
 from tests.conftest import ROOT
 from tests.evaluators.conftest import IS_ROOT, SEED, run_candidates
+from tests.evaluators.hostile import ROOT_OPTIONS
 from tests.evaluators.test_hostile import require_filesystem
 
 LISTS = """
@@ -59,7 +60,8 @@ def test_the_problem_folder_and_declared_paths_are_hidden_and_said_so(probe, tmp
     data.mkdir()
     (data / "reference.txt").write_text("42")
     (tmp_path / "visible.txt").write_text("fine")
-    folder = probe(options={"sandbox_hidden_paths": ["../data"]})  # relative to the spec
+    # As root: as nobody the test's tmp dir (0700) would hide everything anyway.
+    folder = probe(options={**ROOT_OPTIONS, "sandbox_hidden_paths": ["../data"]})  # rel. to spec
     info = sandbox_info(folder)
     require_filesystem(info)
     assert str(folder) in info["hidden"] and str(data) in info["hidden"]
@@ -77,7 +79,7 @@ def test_a_one_file_problem_hides_its_spec_file_only(tmp_path):
     spec = tmp_path / "single.py"
     spec.write_text(
         "name = 'single'\nobjectives = {'score': 'maximize'}\npreload = []\n"
-        f"seed_source = {SEED!r}\ntimeout_s = 5\nmemory_mb = 512\n"
+        f"seed_source = {SEED!r}\ntimeout_s = 5\nmemory_mb = 512\noptions = {ROOT_OPTIONS!r}\n"
         "def evaluate(output):\n    return {'score': 1.0, 'echo': output}\n"
     )
     (tmp_path / "neighbour.txt").write_text("fine")
@@ -93,7 +95,7 @@ def test_a_one_file_problem_hides_its_spec_file_only(tmp_path):
 @pytest.mark.skipif(not IS_ROOT, reason="as another user, writes to root's files fail anyway")
 def test_sandbox_filesystem_false_turns_it_off_and_says_so(probe, tmp_path):
     target = tmp_path / "written-by-candidate"
-    folder = probe(options={"sandbox_user": None, "sandbox_filesystem": False})
+    folder = probe(options={**ROOT_OPTIONS, "sandbox_filesystem": False})
     source = f"def main():\n    open({str(target)!r}, 'w').write('x')\n    return 1\n"
     (result,) = run_candidates(folder, source)
     assert result.status is Status.OK and target.exists()  # the option really is what blocks it

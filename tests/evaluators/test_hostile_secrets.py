@@ -215,7 +215,7 @@ ONE_SHOT = {
         "try:\n    open(f'/proc/{os.getppid()}/mem', 'rb')\n"
         "except OSError as exc:\n    payload = exc.strerror",
         "ok",
-        "Permission denied",
+        "Permission denied|No such file",  # not dumpable; in a PID namespace, not even there
     ),
     "open-disk": (
         "try:\n    os.open(DISK, os.O_RDONLY)\n    payload = 'opened'\n"
@@ -258,4 +258,4 @@ def test_one_shot_sandbox_contains_the_same_attacks(outside, case):
     assert done.returncode == 0, done.stderr
     got_status, error, payload = json.loads(done.stdout.strip().splitlines()[-1])
     assert got_status == status, (error, payload)
-    assert expected in (payload if status == "ok" else error)
+    assert any(e in (payload if status == "ok" else error) for e in expected.split("|"))

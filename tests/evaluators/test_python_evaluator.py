@@ -25,7 +25,7 @@ from tests.evaluators.conftest import (
 
 # Candidates that report their pids through a file under tmp_path: as root, without the
 # read-only filesystem (test_hostile.py covers that).
-WRITES_TMP_PATH = {"sandbox_user": None, "sandbox_filesystem": False}
+WRITES_TMP_PATH = {"sandbox_user": None, "sandbox_allow_root": True, "sandbox_filesystem": False}
 
 OK_SOURCE = """
 def main():

@@ -69,13 +69,14 @@ def test_switched_user_cannot_write_root_files_or_signal_the_server(tmp_path):
                 outcome.append("wrote")
             except PermissionError:
                 outcome.append("write denied")
-            try:
-                os.kill(os.getppid(), 0)
+            try:  # in a PID namespace of its own, the server is not even there to signal
+                os.kill(SERVER, 0)
                 outcome.append("could signal")
-            except PermissionError:
+            except (PermissionError, ProcessLookupError):
                 outcome.append("signal denied")
             outcome.append(str(os.getuid()))
             return {{"status": "ok"}}, ",".join(outcome).encode()
+        SERVER = os.getpid()
         report(sb.run_sandboxed(job, sb.Limits(timeout_s=5), sb.Isolation(user=(65534, 65534))))
     """)
     assert report["payload"] == "write denied,signal denied,65534"
@@ -176,6 +177,7 @@ def test_death_by_signal_is_classified(signum, cpu_s, status, error):
 
 
 def test_stragglers_outside_the_group_are_counted_and_killed():
+    # Without a PID namespace (a host that refuses them) the subreaper sweep finds them.
     report = sandbox_script("""
         def job():
             if os.fork() == 0:
@@ -183,10 +185,40 @@ def test_stragglers_outside_the_group_are_counted_and_killed():
                 time.sleep(60)
                 os._exit(0)
             return {"status": "ok"}, b""
-        report(sb.run_sandboxed(job, sb.Limits(timeout_s=5)))
+        report(sb.run_sandboxed(job, sb.Limits(timeout_s=5), sb.Isolation(namespaces=False)))
     """)
     assert report["status"] == "ok"
     assert report["stragglers"] == 1
+
+
+def test_stragglers_die_with_the_pid_namespace_of_their_candidate():
+    report = sandbox_script("""
+        def job():
+            r, w = os.pipe()
+            if os.fork() == 0:
+                os.setsid()
+                __import__("ctypes").CDLL(None).prctl(15, b"evoforge-strag", 0, 0, 0)
+                os.write(w, b"x")
+                time.sleep(60)
+                os._exit(0)
+            os.read(r, 1)
+            return {"status": "ok"}, b""
+        run = sb.run_sandboxed(job, sb.Limits(timeout_s=5))
+        left = []
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/comm") as f:
+                    if f.read().strip() == "evoforge-strag":
+                        with open(f"/proc/{entry}/stat") as g:
+                            if g.read().rsplit(")", 1)[1].split()[0] not in "ZX":
+                                left.append(entry)
+            except OSError:
+                pass
+        run.payload = ",".join(left).encode()
+        report(run)
+    """)
+    assert report["status"] == "ok"
+    assert report["payload"] == ""  # gone already, killed by the kernel with its namespace
 
 
 def test_a_process_that_is_not_a_subreaper_keeps_its_other_children():

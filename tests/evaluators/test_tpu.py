@@ -171,6 +171,7 @@ def test_the_timing_path_runs_interleaved_against_the_reference(tmp_path):
         "timeout_s": 120,
         "memory_mb": 4096,
         "user": None,
+        "allow_root": True,  # as root, candidates stay root only when asked
         "network": "host",
     }
     done = subprocess.run(

@@ -87,6 +87,20 @@ def test_plugins_lists_evaluators_with_availability():
     assert "offline" in data["model_providers"]
 
 
+def test_plugins_says_which_isolation_candidates_get_here():
+    from evoforge.evaluators.sandbox import ISOLATION_KEYS
+
+    data = json.loads(CliRunner().invoke(cli, ["plugins", "--json"]).output)
+    isolation = data["isolation"]
+    assert list(isolation) == list(ISOLATION_KEYS)
+    for key, state in isolation.items():  # on, or off with why
+        assert state.startswith(("on: ", "off: ")) and len(state) > 6, (key, state)
+    text = CliRunner().invoke(cli, ["plugins"]).output
+    assert "candidate isolation on this host" in text
+    for key in ("user", "pid namespace", "ipc namespace", "memory"):
+        assert f"  {key}: " in text
+
+
 def test_problems_lists_the_builtins():
     result = CliRunner().invoke(cli, ["problems"])
     assert "circle_packing" in result.output and "trivial" in result.output

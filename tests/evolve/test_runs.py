@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evoforge.archive import Archive
+from evoforge.archive import Archive, program_id
 from evoforge.evaluators import Status
 from evoforge.evolve import ConfigError, RunConfig, SeedError, resume_run, start_run
 from evoforge.islands import IslandConfig
@@ -279,3 +279,148 @@ def test_wall_time_budget_is_kept_while_a_model_call_hangs(tiny, tmp_path, scrip
     assert time.monotonic() - started < 40
     with Archive(tmp_path / "slow.db") as archive:
         assert archive.run(info.id).next_seq == 1  # the stalled candidate is redone on resume
+
+
+# --- poison candidates: every value ends as a status, and no resume replays one forever -----
+
+POISON_SPEC = """
+    name = "poisoned"
+    objectives = {"score": "maximize"}
+    descriptors = {"a": (-10.0, 10.0, 4)}
+    preload = []
+    timeout_s = 5
+    memory_mb = 512
+
+    def evaluate(output):
+        score, echo = output
+        return {"score": score, "a": 0.0, "echo": echo}
+"""
+POISON_SEED = """
+    # EVOLVE-BLOCK-START
+    def main():
+        return [0.5, 0]
+    # EVOLVE-BLOCK-END
+"""
+POISONS = {
+    "huge-int-score": "def main():\n    return [10**400, 0]",
+    "deep-echo": (
+        "def main():\n    x = []\n    for _ in range(970):\n        x = [x]\n    return [1.0, x]"
+    ),
+    "huge-int-echo": "def main():\n    return [1.0, 10**5000]",
+    "nan-score": "def main():\n    return [float('nan'), 0]",
+}
+
+
+@pytest.mark.parametrize("poison", POISONS)
+def test_a_poison_first_child_still_lets_the_run_reach_its_budget(
+    make_problem, tmp_path, scripted, poison
+):
+    folder = make_problem(POISON_SPEC, POISON_SEED)
+    scripted["poison"] = [rewrite(POISONS[poison])] + [
+        rewrite(f"def main():\n    return [{i / 10}, 0]") for i in range(1, 12)
+    ]
+    config = RunConfig(problem=str(folder), budget=6, workers=1, model="scripted/poison")
+    info, report = run(config, tmp_path / "p.db")
+    assert report.status == "finished" and report.evaluations == 6, report.reason
+    with Archive(tmp_path / "p.db") as archive:
+        programs = list(archive.programs(info.id))
+    assert programs[1].status in (Status.INCORRECT, Status.OK, Status.RUNTIME_ERROR)
+    assert all(p.status is Status.OK for p in programs[2:])
+
+
+def _counting_plugin(log: Path):
+    """An evaluator plugin that logs each source it evaluates and raises (an engine failure,
+    not a candidate's status) for a source containing POISON: the worst kind of candidate."""
+    from evoforge.evaluators import PythonEvaluator
+    from evoforge.plugins import hookimpl
+
+    class Counting(PythonEvaluator):
+        name = "counting-python"
+
+        async def evaluate(self, source):
+            with open(log, "a") as f:
+                f.write(program_id(source) + "\n")
+            if "POISON" in source:
+                raise RuntimeError("an evaluator bug this candidate triggers")
+            return await super().evaluate(source)
+
+    class Plugin:
+        @hookimpl
+        def register_evaluators(self, register):
+            register(Counting)
+
+    return Plugin()
+
+
+def test_resume_never_replays_a_poison_candidate_forever(make_problem, tmp_path, scripted):
+    log = tmp_path / "evaluated.log"
+    plugin = _counting_plugin(log)
+    pm.register(plugin, "counting-evaluator")
+    try:
+        spec = TRIVIAL_SPEC.replace(
+            'name = "tiny"', 'name = "tiny"\n    evaluator = "counting-python"'
+        )
+        folder = make_problem(spec, TRIVIAL_SEED)
+        scripted["killer"] = [
+            rewrite("def main():\n    # POISON\n    return [1.0, 2.0]"),
+            *(rewrite(f"def main():\n    return [1.0, {i / 7}]") for i in range(20)),
+        ]
+        db = tmp_path / "k.db"
+        config = RunConfig(problem=str(folder), budget=4, workers=1, model="scripted/killer")
+        with pytest.raises(RuntimeError, match="evaluator bug"):
+            run(config, db)  # the engine fails on it: the session ends failed
+        with Archive(db) as archive:
+            run_id = archive.latest_run().id
+        with pytest.raises(RuntimeError, match="evaluator bug"):
+            scripted_models._cursors.clear()
+            asyncio.run(resume_run(run_id, db))  # once more: it could be the host's fault
+        scripted_models._cursors.clear()
+        _, report = asyncio.run(resume_run(run_id, db))  # the third time it is not evaluated
+        assert report.status == "finished" and report.evaluations == 4
+        with Archive(db) as archive:
+            programs = list(archive.programs(run_id))
+            assert archive.unfinished_evaluations(run_id) == {}
+        poisoned = programs[1]
+        assert poisoned.status is Status.CRASHED
+        assert "started 2 times before and never finished" in poisoned.artifacts["error"]
+        evaluated = log.read_text().split()
+        assert evaluated.count(poisoned.id) == 2
+        # Nothing recorded was evaluated again by a resume.
+        recorded = [p.id for p in programs if p.id != poisoned.id]
+        assert all(evaluated.count(pid) == 1 for pid in recorded), evaluated
+    finally:
+        pm.unregister(name="counting-evaluator")
+
+
+def test_a_resumed_run_never_reevaluates_a_recorded_candidate(make_problem, tmp_path):
+    log = tmp_path / "evaluated.log"
+    plugin = _counting_plugin(log)
+    pm.register(plugin, "counting-evaluator")
+    try:
+        spec = TRIVIAL_SPEC.replace(
+            'name = "tiny"', 'name = "tiny"\n    evaluator = "counting-python"'
+        )
+        folder = make_problem(spec, TRIVIAL_SEED)
+        db = tmp_path / "r.db"
+        info, _ = run(RunConfig(problem=str(folder), budget=8, workers=2, seed=3), db)
+        asyncio.run(resume_run(info.id, db, budget=16))
+        asyncio.run(resume_run(info.id, db, budget=20))
+        with Archive(db) as archive:
+            recorded = [p.id for p in archive.programs(info.id) if p.status.evaluated]
+            assert archive.run(info.id).evaluations == 20
+        evaluated = log.read_text().split()
+        assert sorted(set(evaluated)) == sorted(set(recorded))
+        assert all(evaluated.count(pid) == 1 for pid in recorded)
+    finally:
+        pm.unregister(name="counting-evaluator")
+
+
+def test_the_start_event_records_the_candidates_isolation(tiny, tmp_path):
+    info, _ = run(RunConfig(problem=tiny, budget=2, workers=1), tmp_path / "iso.db")
+    with Archive(tmp_path / "iso.db") as archive:
+        start = next(e for e in archive.events(info.id) if e.kind == "run_start")
+    isolation = start.data["isolation"]
+    for key in ("user", "filesystem", "network", "pid namespace", "ipc namespace", "memory"):
+        assert isolation.get(key), (key, isolation)
+    if os.geteuid() == 0:
+        assert not isolation["user"].startswith("uid 0"), isolation["user"]

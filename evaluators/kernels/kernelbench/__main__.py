@@ -48,7 +48,11 @@ def main() -> int:
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
         if request["kind"] == "triton":
             os.environ["TRITON_INTERPRET"] = "1"
-    isolation, notes = prepare(request.get("user"), request.get("network", "server"))
+    isolation, notes = prepare(
+        request.get("user"),
+        request.get("network", "server"),
+        allow_root=bool(request.get("allow_root")),
+    )
     import torch
 
     if not cuda and request["kind"] == "triton":

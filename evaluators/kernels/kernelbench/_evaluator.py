@@ -58,7 +58,7 @@ import asyncio
 import importlib.util
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -218,9 +218,10 @@ class KernelBenchEvaluator(Evaluator):
             "suspicious_speedup": config["suspicious_speedup"],
             "peak_bandwidth_gbs": config["peak_bandwidth_gbs"],
             "user": problem.options.get("sandbox_user", "nobody"),
+            "allow_root": bool(problem.options.get("sandbox_allow_root", False)),
             "network": problem.options.get("sandbox_network", "server"),
         }
-        env = _runner_env()
+        env = _runner_env(problem.options.get("sandbox_env") or ())
         if device is not None:
             env["CUDA_VISIBLE_DEVICES"] = device.details.get("uuid") or str(device.index)
         start = time.perf_counter()
@@ -339,5 +340,5 @@ def torch_cuda_version() -> str | None:
     return match.group(1) if match else None
 
 
-def _runner_env() -> dict[str, str]:
-    return server_env()  # secrets removed
+def _runner_env(declared: Iterable[str] = ()) -> dict[str, str]:
+    return server_env(declared)  # an allow-list: no secrets

@@ -39,7 +39,11 @@ def main() -> int:
     interpret = bool(request["interpret"])
     # Before jax is imported: interpret mode must never grab a TPU or GPU of this host.
     os.environ["JAX_PLATFORMS"] = "cpu" if interpret else "tpu"
-    isolation, notes = prepare(request.get("user"), request.get("network", "server"))
+    isolation, notes = prepare(
+        request.get("user"),
+        request.get("network", "server"),
+        allow_root=bool(request.get("allow_root")),
+    )
     import jax  # noqa: F401 - imported once here, shared by the forked candidate
     import jax.experimental.pallas  # noqa: F401
     import numpy as np

@@ -36,7 +36,11 @@ _EXTRA_ROUNDS = 2
 
 def main() -> int:
     request = read_request()
-    isolation, notes = prepare(request.get("user"), request.get("network", "server"))
+    isolation, notes = prepare(
+        request.get("user"),
+        request.get("network", "server"),
+        allow_root=bool(request.get("allow_root")),
+    )
     import numpy  # noqa: F401 - once here, shared by the forked children
 
     start = time.perf_counter()
