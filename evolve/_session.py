@@ -277,6 +277,9 @@ async def _session(
                 "problem": digest,
                 "objectives": ranked_by,
                 "unmeasurable": parts.unmeasurable,
+                # How to show the run's scores and grid without its spec (evoforge.evolve.mining)
+                "directions": {o.name: str(o.direction) for o in problem.objectives},
+                "descriptors": [[d.name, d.low, d.high, d.bins] for d in problem.descriptors],
             },
         )
     # From here the row says "running": every way out below records how the session ended.
