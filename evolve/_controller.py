@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from evoforge.evaluators import Evaluator
     from evoforge.evolve._config import RunConfig
     from evoforge.islands import Islands
-    from evoforge.problems import Problem
+    from evoforge.problems import Objective, Problem
 
 
 # A model's raw answer is stored with every attempt it produced; past this it is cut (with a
@@ -63,6 +63,19 @@ ANSWER_STORE_CHARS = 200_000
 
 class SeedError(RuntimeError):
     """The seed program does not evaluate to ``ok``; the run cannot start."""
+
+
+def shorten(text: str, limit: int = 600) -> str:
+    """``text`` cut in the middle to about ``limit`` characters.
+
+    An error says its cause first ("the program defines no function `main()`; the problem
+    calls main(...)") and a traceback last: keeping both ends keeps both, where keeping the
+    tail kept only the end of a long argument list.
+    """
+    if len(text) <= limit:
+        return text
+    head, tail = (2 * limit) // 3, limit // 4
+    return f"{text[:head]} [... {len(text) - head - tail} characters cut ...] {text[-tail:]}"
 
 
 class Progress(Protocol):
@@ -75,6 +88,7 @@ class Snapshot:
 
     run_id: str
     budget: int
+    objective: Objective | None = None  # what best_score is of (oriented: bigger is better)
     evaluations: int = 0
     attempts: int = 0
     duplicates: int = 0
@@ -146,6 +160,7 @@ class Controller:
         self.snapshot = Snapshot(
             run_id=run.id,
             budget=config.budget,
+            objective=problem.primary,
             evaluations=run.evaluations,
             attempts=run.attempts,
             duplicates=run.duplicates,
@@ -259,7 +274,7 @@ class Controller:
                 self.islands.seed(seed)
             self._account(seed, evaluated=True)
         if seed.status != Status.OK:
-            details = "; ".join(f"{k}: {v[-600:]}" for k, v in result.artifacts.items())
+            details = "; ".join(f"{k}: {shorten(v)}" for k, v in result.artifacts.items())
             raise SeedError(
                 f"the seed program of {self.problem.name} evaluated to "
                 f"'{seed.status}', not 'ok' ({details or 'no details'}); fix the seed "
