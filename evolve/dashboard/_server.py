@@ -79,6 +79,7 @@ def serve(
             f"cannot listen on {host}:{port}: {exc.strerror or exc}; choose another --port "
             "(0 picks a free one)"
         ) from None
+    sock.listen(128)  # connections wait in the backlog from now on: the URL is good at once
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if family == socket.AF_INET6 else host
     config = uvicorn.Config(
