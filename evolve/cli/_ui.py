@@ -28,16 +28,12 @@ def ui(db, host, port, allow_remote):
         evoforge ui --db runs.db
         ssh -L 8765:127.0.0.1:8765 gpu-box   # then open it on your laptop
     """
-    try:
-        from evoforge.evolve.dashboard import DashboardError, serve
-        from evoforge.evolve.dashboard._app import plotly_js
+    from evoforge.evolve.dashboard import DashboardError, require_dependencies, serve
 
-        plotly_js()
-    except ImportError as exc:
-        raise click.ClickException(
-            f"the dashboard needs its dependencies ({exc.name} is missing): "
-            'pip install "evoforge[ui]"'
-        ) from None
+    try:
+        require_dependencies()
+    except DashboardError as exc:
+        raise click.ClickException(str(exc)) from None
     require_db(db)
 
     def ready(url: str) -> None:

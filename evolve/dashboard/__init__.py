@@ -24,6 +24,7 @@ from evoforge.evolve.dashboard._server import (
     DashboardError,
     check_host,
     is_loopback,
+    require_dependencies,
     serve,
 )
 
@@ -46,4 +47,5 @@ __all__ = [
     "DashboardError",
     "check_host",
     "is_loopback",
+    "require_dependencies",
 ]

@@ -16,6 +16,30 @@ class DashboardError(Exception):
     missing dependencies. The message says what to do."""
 
 
+def require_dependencies() -> None:
+    """Check the ``ui`` extra is installed, plotly's bundled plotly.js included.
+
+    Raises:
+        DashboardError: something is missing, with the command that installs it.
+    """
+    try:
+        import jinja2  # noqa: F401
+        import pygments  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+
+        from evoforge.evolve.dashboard._app import plotly_js
+
+        plotly_js()
+    except ImportError as exc:
+        raise DashboardError(
+            f"the dashboard needs its dependencies ({exc.name} is missing): "
+            'pip install "evoforge[ui]"'
+        ) from None
+    except RuntimeError as exc:
+        raise DashboardError(str(exc)) from None
+
+
 def is_loopback(host: str) -> bool:
     """Whether ``host`` names this machine only (127.0.0.0/8, ::1, ``localhost``)."""
     if host == "localhost":
