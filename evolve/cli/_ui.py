@@ -35,6 +35,16 @@ def ui(db, host, port, allow_remote):
     except DashboardError as exc:
         raise click.ClickException(str(exc)) from None
     require_db(db)
+    from evoforge.archive import Archive
+
+    with Archive(db, read_only=True) as archive:
+        pending = archive.pending_migrations
+    if pending:
+        click.echo(
+            f"evoforge ui: {db} lacks this version's indexes ({', '.join(pending)}); pages "
+            "work, more slowly on large runs. Any writing command adds them (`evoforge status`).",
+            err=True,
+        )
 
     def ready(url: str) -> None:
         click.echo(f"evoforge ui: {db} (read-only) at {url}  (Ctrl-C stops it)", err=True)

@@ -127,8 +127,10 @@ def compare_runs(archive: Archive, runs: list[RunInfo]) -> dict[str, Any]:
     primaries = {(v.primary.name, str(v.primary.direction)) if v.primary else None for v in views}
     longest = max((run.evaluations for run in runs), default=0)
     marks = checkpoints(longest)
+    comparable = len(primaries) == 1 and None not in primaries
     finals = [r.best_score for r in runs if r.best_score is not None]
-    target = min(finals) if len(finals) == len(runs) and finals else None
+    # Only runs that score the same thing share a target.
+    target = min(finals) if comparable and len(finals) == len(runs) and finals else None
     rows = []
     for run, view, timeline in zip(runs, views, timelines, strict=True):
         statuses = archive.status_counts(run.id)
@@ -152,7 +154,7 @@ def compare_runs(archive: Archive, runs: list[RunInfo]) -> dict[str, Any]:
         )
     primary = views[0].primary if views else None
     return {
-        "comparable": len(primaries) == 1 and None not in primaries,
+        "comparable": comparable,
         "objective": None if primary is None else primary.name,
         "direction": None if primary is None else str(primary.direction),
         "checkpoints": marks,
