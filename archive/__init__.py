@@ -3,11 +3,14 @@
 :class:`Archive` opens (and migrates) the file; the controller records each candidate in one
 :meth:`Archive.transaction`, islands read and write grids with :meth:`Archive.offer` and
 :meth:`Archive.elites`, and users mine runs with :meth:`Archive.top`,
-:meth:`Archive.pareto_front`, :meth:`Archive.lineage` and :meth:`Archive.diff`.
+:meth:`Archive.pareto_front`, :meth:`Archive.lineage`, :meth:`Archive.diff`,
+:meth:`Archive.timeline` and :meth:`Archive.failure_groups`; ``Archive(path, read_only=True)``
+reads while a run writes, and cannot write.
 """
 
 from evoforge.archive._archive import DB_ENV, DEFAULT_DB, Archive, default_db
 from evoforge.archive._errors import ArchiveError
+from evoforge.archive._failures import FailureGroup, failure_message, signature
 from evoforge.archive._feedback import (
     REPAIRABLE,
     AttemptOutcome,
@@ -20,11 +23,15 @@ from evoforge.archive._feedback import (
     repairable_failures,
 )
 from evoforge.archive._migrations import migrations
+from evoforge.archive._mining import Node
 from evoforge.archive._outcome import EvalResult, Status
+from evoforge.archive._pareto import non_dominated
 from evoforge.archive._program import Program, attempt_id, program_id
 from evoforge.archive._records import Elite, Event, IslandState, LlmCall, RunInfo, RunStatus
 from evoforge.archive._stats import ArchiveStats
 from evoforge.archive._status import AddStatus
+from evoforge.archive._timeline import Bucket, Improvement, Timeline
+from evoforge.archive._usage import CallUsage, call_usage
 
 __all__ = [
     # the archive
@@ -46,6 +53,17 @@ __all__ = [
     "LlmCall",
     "RunInfo",
     "RunStatus",
+    # mining a run
+    "Bucket",
+    "CallUsage",
+    "FailureGroup",
+    "Improvement",
+    "Node",
+    "Timeline",
+    "call_usage",
+    "non_dominated",
+    "failure_message",
+    "signature",
     # MAP-Elites grids
     "AddStatus",
     "ArchiveStats",

@@ -12,15 +12,18 @@ from typing import TYPE_CHECKING, Any
 from sqlite_utils import Database
 
 from evoforge import _json
-from evoforge.archive import _mining
+from evoforge.archive import _failures, _mining, _timeline
 from evoforge.archive._base import PROGRAM_CACHE_SIZE
 from evoforge.archive._errors import ArchiveError
+from evoforge.archive._failures import FailureGroup
 from evoforge.archive._grids import Grids
 from evoforge.archive._migrations import NAMES, migrations
+from evoforge.archive._mining import Node
 from evoforge.archive._outcome import Status
 from evoforge.archive._program import INSERT_SQL, SELECT_SQL, Program, from_row, to_row
 from evoforge.archive._records import Event, LlmCall
 from evoforge.archive._runs import Runs
+from evoforge.archive._timeline import Timeline
 
 if TYPE_CHECKING:
     from evoforge.problems import Objective
@@ -50,10 +53,15 @@ def default_db() -> Path:
 class Archive(Runs, Grids):
     """The single source of truth of evoforge: an SQLite file in WAL mode.
 
-    Opening applies pending schema migrations. The connection is in autocommit mode: each
-    method call is its own transaction unless made inside :meth:`transaction`, which the
-    controller uses to record one candidate (program, grid offers, island counters, events,
-    run counters) atomically.
+    Opening applies pending schema migrations. ``read_only=True`` opens the file as a reader
+    that cannot write (SQLite's ``mode=ro`` and ``query_only``): nothing is migrated, the
+    migrations a writer would apply are in :attr:`pending_migrations` (queries still work,
+    perhaps without the newest indexes), and a missing file is an error rather than a new
+    archive. That is how ``evoforge ui`` reads, during a run too.
+
+    The connection is in autocommit mode: each method call is its own transaction unless made
+    inside :meth:`transaction`, which the controller uses to record one candidate (program,
+    grid offers, island counters, events, run counters) atomically.
 
     One ``Archive`` is for one thread at a time (it may be handed to a worker thread, never
     used by two at once); other processes may read the file while a run writes it.
@@ -67,25 +75,45 @@ class Archive(Runs, Grids):
                 archive.offer(run.id, -1, program)
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
+        self.pending_migrations: tuple[str, ...] = ()  # read-only: what a writer would apply
         directory = self.path.absolute().parent
         if not directory.is_dir():
             raise ArchiveError(
                 f"cannot open archive {self.path}: directory {directory} does not exist; "
                 f"create it (mkdir -p {directory}) or choose another archive path"
             )
+        if read_only and not self.path.is_file():
+            raise ArchiveError(
+                f"cannot open archive {self.path} read-only: there is no such file; start a "
+                "run with `evoforge run` or pass the archive's path"
+            )
         self._depth = 0  # nesting depth of transaction()
         self._init_caches()
         try:
-            self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            if read_only:
+                uri = f"{self.path.absolute().as_uri()}?mode=ro"
+                self.conn = sqlite3.connect(
+                    uri, uri=True, isolation_level=None, check_same_thread=False
+                )
+            else:
+                self.conn = sqlite3.connect(
+                    self.path, isolation_level=None, check_same_thread=False
+                )
         except sqlite3.Error as e:
             raise ArchiveError(f"cannot open archive {self.path}: {e}") from e
         try:
             self.db = Database(self.conn, execute_plugins=False)
-            self.db.enable_wal()  # before any transaction: it cannot change inside one
-            self.conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints
-            self.conn.execute("PRAGMA foreign_keys = ON")
+            if read_only:
+                # Nothing here may write, whatever a caller runs on the connection; WAL lets
+                # it read while a run writes the file.
+                self.conn.execute("PRAGMA query_only = ON")
+            else:
+                self.db.enable_wal()  # before any transaction: it cannot change inside one
+                self.conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints
+                self.conn.execute("PRAGMA foreign_keys = ON")
             self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self._migrate()
         except sqlite3.DatabaseError as e:
@@ -99,9 +127,9 @@ class Archive(Runs, Grids):
             raise
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> Archive:
+    def open(cls, path: str | os.PathLike[str], *, read_only: bool = False) -> Archive:
         """Open (or create) the archive at ``path``; same as ``Archive(path)``."""
-        return cls(path)
+        return cls(path, read_only=read_only)
 
     def _migrate(self) -> None:
         unknown = [m.name for m in migrations.applied(self.db) if m.name not in NAMES]
@@ -110,7 +138,15 @@ class Archive(Runs, Grids):
                 f"archive {self.path} was written by a newer evoforge (schema migrations "
                 f"{', '.join(unknown)} are unknown to this version); upgrade evoforge"
             )
-        migrations.apply(self.db)
+        if not self.read_only:
+            migrations.apply(self.db)
+            return
+        self.pending_migrations = tuple(m.name for m in migrations.pending(self.db))
+        if "m001_initial" in self.pending_migrations:
+            raise ArchiveError(
+                f"cannot open archive {self.path} read-only: it has no evoforge tables yet; "
+                "is it an evoforge archive? A run creates them when it starts"
+            )
 
     def close(self) -> None:
         """Close the connection; an open transaction is rolled back."""
@@ -360,11 +396,15 @@ class Archive(Runs, Grids):
         )  # fmt: skip
         return cursor.lastrowid
 
-    def llm_calls(self, run_id: str) -> list[LlmCall]:
-        """The run's model call attempts in ``seq`` order (attempts of one call in order)."""
+    def llm_calls(self, run_id: str, *, seq: int | None = None) -> list[LlmCall]:
+        """The run's model call attempts in ``seq`` order (attempts of one call in order);
+        with ``seq``, only those made for that attempt (the calls behind one program)."""
+        where, params = "run_id = ?", (run_id,)
+        if seq is not None:
+            where, params = "run_id = ? AND seq = ?", (run_id, seq)
         rows = self.conn.execute(
-            f"SELECT {', '.join(_LLM_COLUMNS)} FROM llm_calls WHERE run_id = ? ORDER BY seq, id",
-            (run_id,),
+            f"SELECT {', '.join(_LLM_COLUMNS)} FROM llm_calls WHERE {where} ORDER BY seq, id",
+            params,
         )
         return [LlmCall(*row) for row in rows]
 
@@ -392,3 +432,27 @@ class Archive(Runs, Grids):
     def best_over_time(self, run_id: str) -> list[tuple[int, float]]:
         """``(seq, best score so far)`` at each attempt that improved the run's best score."""
         return _mining.best_over_time(self, run_id)
+
+    def lineage_tree(
+        self, run_id: str, program_id: str, *, max_descendants: int = 300
+    ) -> list[Node]:
+        """A program's ancestors, itself and its nearest descendants, in ``seq`` order.
+
+        See :func:`evoforge.archive._mining.lineage_tree`.
+        """
+        return _mining.lineage_tree(self, run_id, program_id, max_descendants=max_descendants)
+
+    def timeline(self, run_id: str) -> Timeline:
+        """The run's successive bests (overall and per island) by evaluation, and its attempts
+        per status in time buckets: what its progress charts show."""
+        return _timeline.timeline(self, run_id)
+
+    def failure_groups(
+        self, run_id: str, *, status: Status | str | None = None
+    ) -> list[FailureGroup]:
+        """The run's failed attempts (or those of one status) grouped by status and by their
+        message with numbers masked; largest group first.
+
+        See :mod:`evoforge.archive._failures`.
+        """
+        return _failures.failure_groups(self, run_id, status=status)

@@ -216,6 +216,21 @@ def m003_evaluations(db: Database) -> None:
     # The primary key serves begin_evaluation() and the delete in add_program().
 
 
+@migrations()
+def m004_mining_indexes(db: Database) -> None:
+    """An index for mining a run's history (the dashboard's run page, ``evoforge stats``).
+
+    Index only: archives without it answer the same queries, more slowly.
+    """
+    # timeline(): WHERE run_id = ? ORDER BY seq, reading status, island, score and
+    # created_at from the index alone. Without it each of a run's rows is read from the table,
+    # past its source text (100k programs: about 10x slower).
+    db["programs"].create_index(
+        ["run_id", "seq", "status", "island", "score", "created_at"],
+        index_name="idx_programs_timeline",
+    )
+
+
 # Names of every migration this version knows, in order; an archive that has applied others
 # was written by a newer evoforge.
 NAMES: tuple[str, ...] = tuple(

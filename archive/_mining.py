@@ -1,16 +1,19 @@
-"""Read-only queries for mining a run: top-k, Pareto front, lineage, diffs, progress."""
+"""Read-only queries for mining a run: top-k, Pareto front, lineage (and its tree), diffs,
+progress."""
 
 from __future__ import annotations
 
 import difflib
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from evoforge import _json
 from evoforge.archive._errors import ArchiveError
+from evoforge.archive._outcome import Status
 from evoforge.archive._pareto import non_dominated
 from evoforge.archive._program import ID_LENGTH, SELECT_SQL, Program, from_row
 
@@ -153,3 +156,90 @@ def best_over_time(archive: Archive, run_id: str) -> list[tuple[int, float]]:
         if not points or score > points[-1][1]:
             points.append((seq, score))
     return points
+
+
+@dataclass(frozen=True)
+class Node:
+    """A program in a lineage tree: what a tree view needs, without the source.
+
+    ``role`` is ``ancestor``, ``self`` or ``descendant``; ``depth`` counts steps from the
+    program (negative for ancestors).
+    """
+
+    id: str
+    parent_id: str | None
+    seq: int
+    generation: int
+    island: int
+    status: Status
+    score: float | None
+    edit_kind: str
+    model: str | None
+    role: str
+    depth: int
+
+
+_NODE_SQL = (
+    "SELECT id, parent_id, seq, generation, island, status, score, edit_kind, model "
+    "FROM programs WHERE run_id = ?"
+)
+
+
+def lineage_tree(
+    archive: Archive, run_id: str, program_id: str, *, max_descendants: int = 300
+) -> list[Node]:
+    """The program's ancestors (back to the seed), itself, and its descendants.
+
+    Descendants are taken breadth first (children, then grandchildren, ...; each program's
+    children in the order they were recorded) until ``max_descendants``: the nearest ones,
+    which a tree view can show. Each ancestor is one probe of the primary key, each parent's
+    children one range of ``idx_programs_parent``.
+
+    Returns:
+        Nodes in ``seq`` order.
+
+    Raises:
+        ArchiveError: no such program in the run.
+    """
+    if max_descendants < 0:
+        raise ValueError(f"max_descendants must be >= 0, got {max_descendants}")
+    conn = archive.conn
+    row = conn.execute(f"{_NODE_SQL} AND id = ?", (run_id, program_id)).fetchone()
+    if row is None:
+        archive.get_program(run_id, program_id)  # raises the archive's own message
+    nodes = {program_id: _node(row, "self", 0)}
+    parent, depth = row[1], 0
+    while parent is not None and parent not in nodes:
+        depth -= 1
+        found = conn.execute(f"{_NODE_SQL} AND id = ?", (run_id, parent)).fetchone()
+        if found is None:
+            break
+        nodes[parent] = _node(found, "ancestor", depth)
+        parent = found[1]
+    frontier, depth, budget = [program_id], 0, max_descendants
+    while frontier and budget > 0:
+        depth += 1
+        next_frontier = []
+        for parent in frontier:
+            # idx_programs_parent holds rowid (commit order) last: the first `budget`
+            # children come off the index without reading the others' rows.
+            children = conn.execute(
+                f"{_NODE_SQL} AND parent_id = ? ORDER BY rowid LIMIT ?", (run_id, parent, budget)
+            ).fetchall()
+            for child in children:
+                if child[0] not in nodes:
+                    nodes[child[0]] = _node(child, "descendant", depth)
+                    next_frontier.append(child[0])
+                    budget -= 1
+            if budget <= 0:
+                break
+        frontier = next_frontier
+    return sorted(nodes.values(), key=lambda n: n.seq)
+
+
+def _node(row, role: str, depth: int) -> Node:
+    return Node(
+        id=row[0], parent_id=row[1], seq=row[2], generation=row[3], island=row[4],
+        status=Status(row[5]), score=row[6], edit_kind=row[7], model=row[8], role=role,
+        depth=depth,
+    )  # fmt: skip

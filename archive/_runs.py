@@ -107,6 +107,34 @@ class Runs(Store):
             raise self._no_run(run_id)
         return _run_from_row(row)
 
+    def find_run(self, id_or_prefix: str) -> RunInfo:
+        """The run whose id is ``id_or_prefix``, or the one run whose id starts with it.
+
+        Run ids are long (``circle_packing-20261122-031500-a1b2``); a prefix such as
+        ``circle_packing-20261122`` is enough when only one run matches.
+
+        Raises:
+            ArchiveError: no run matches, or several do (the message lists them).
+        """
+        ref = id_or_prefix.strip()
+        if not ref:
+            raise ArchiveError("no run id given; give a run id or a prefix of one")
+        row = self.conn.execute(f"{_RUN_SELECT} WHERE id = ?", (ref,)).fetchone()
+        if row is not None:
+            return _run_from_row(row)
+        # A range on the primary key rather than LIKE (which treats _ as a wildcard).
+        rows = self.conn.execute(
+            f"{_RUN_SELECT} WHERE id >= ? AND id < ? ORDER BY id LIMIT 11", (ref, ref + "\uffff")
+        ).fetchall()
+        if len(rows) == 1:
+            return _run_from_row(rows[0])
+        if not rows:
+            raise self._no_run(ref)
+        listed = ", ".join(r[0] for r in rows[:10]) + (" and more" if len(rows) > 10 else "")
+        raise ArchiveError(
+            f"run id prefix {ref!r} is ambiguous: it matches {listed}; give more of the id"
+        )
+
     def runs(self) -> list[RunInfo]:
         """All runs, newest first."""
         rows = self.conn.execute(f"{_RUN_SELECT} ORDER BY created_at DESC, rowid DESC")

@@ -204,10 +204,12 @@ run = _blocking(run_async, "run")
 resume = _blocking(resume_async, "resume")
 
 
-def open_archive(db: str | os.PathLike[str] | None = None) -> Archive:
-    """The archive at ``db``, to mine: runs, top programs, Pareto fronts, lineages, diffs.
+def open_archive(db: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> Archive:
+    """The archive at ``db``, to mine: runs, top programs, Pareto fronts, lineages, diffs,
+    timelines (``archive.timeline(run_id)``) and failure groups.
 
-    Reading while a run writes is safe (SQLite WAL). Use it as a context manager::
+    Reading while a run writes is safe (SQLite WAL); ``read_only=True`` opens a connection
+    that cannot write at all (as ``evoforge ui`` does). Use it as a context manager::
 
         with evoforge.open_archive("runs.db") as archive:
             run = archive.latest_run()
@@ -219,7 +221,7 @@ def open_archive(db: str | os.PathLike[str] | None = None) -> Archive:
     """
     from evoforge.archive import Archive
 
-    return Archive(_existing(db))
+    return Archive(_existing(db), read_only=read_only)
 
 
 # --- helpers -----------------------------------------------------------------------------------

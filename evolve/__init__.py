@@ -1,7 +1,9 @@
 """Evolve: the conductor of a run.
 
 Configuration, the asynchronous steady-state controller, prompts, the model client (litellm;
-the offline mutation model included), edit parsing and application, and the CLI.
+the offline mutation model included), edit parsing and application, and the CLI. Mining a run
+(statistics, comparison, export) is :mod:`evoforge.evolve.mining`; the dashboard
+(``evoforge ui``) is :mod:`evoforge.evolve.dashboard`.
 """
 
 from evoforge.evolve._config import (

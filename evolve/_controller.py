@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from evoforge.evaluators import Evaluator
     from evoforge.evolve._config import RunConfig
     from evoforge.islands import Islands
-    from evoforge.problems import Problem
+    from evoforge.problems import Objective, Problem
 
 
 # A child whose evaluation was started this many times without being recorded (each time the
@@ -71,6 +71,19 @@ class SeedError(RuntimeError):
     """The seed program does not evaluate to ``ok``; the run cannot start."""
 
 
+def shorten(text: str, limit: int = 600) -> str:
+    """``text`` cut in the middle to about ``limit`` characters.
+
+    An error says its cause first ("the program defines no function `main()`; the problem
+    calls main(...)") and a traceback last: keeping both ends keeps both, where keeping the
+    tail kept only the end of a long argument list.
+    """
+    if len(text) <= limit:
+        return text
+    head, tail = (2 * limit) // 3, limit // 4
+    return f"{text[:head]} [... {len(text) - head - tail} characters cut ...] {text[-tail:]}"
+
+
 class Progress(Protocol):
     def update(self, snapshot: Snapshot) -> None: ...
 
@@ -81,6 +94,7 @@ class Snapshot:
 
     run_id: str
     budget: int
+    objective: Objective | None = None  # what best_score is of (oriented: bigger is better)
     evaluations: int = 0
     attempts: int = 0
     duplicates: int = 0
@@ -152,6 +166,7 @@ class Controller:
         self.snapshot = Snapshot(
             run_id=run.id,
             budget=config.budget,
+            objective=problem.primary,
             evaluations=run.evaluations,
             attempts=run.attempts,
             duplicates=run.duplicates,
@@ -279,9 +294,9 @@ class Controller:
             if reference:  # the problem's own reference failed: no program can be judged
                 raise SeedError(
                     f"the reference of {self.problem.name} failed, so no program can be "
-                    f"checked (the seed was not at fault): {reference[-1200:]}"
+                    f"checked (the seed was not at fault): {shorten(reference, 1200)}"
                 )
-            details = "; ".join(f"{k}: {v[-600:]}" for k, v in result.artifacts.items())
+            details = "; ".join(f"{k}: {shorten(v)}" for k, v in result.artifacts.items())
             raise SeedError(
                 f"the seed program of {self.problem.name} evaluated to "
                 f"'{seed.status}', not 'ok' ({details or 'no details'}); fix the seed "

@@ -11,13 +11,18 @@ from rich.text import Text
 from evoforge.evolve._controller import Snapshot
 
 _REFRESH_S = 0.25
+_LOG_WIDTH = 100_000
 
 
 class LiveProgress:
     """A compact, self-refreshing panel: budget, rate, best score, statuses, islands."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True)
+        if console is None:
+            console = Console(stderr=True)
+            if not console.is_terminal:  # a log file: one line per line, never wrapped at 80
+                console = Console(stderr=True, width=_LOG_WIDTH, soft_wrap=True)
+        self.console = console
         self._live: Live | None = None
         self._last = 0.0
         self._snapshot: Snapshot | None = None
@@ -44,16 +49,25 @@ class LiveProgress:
         self._live.update(render(snapshot))
 
 
+def _value(s: Snapshot, score: float | None) -> str:
+    """A stored score as its objective's own value (a minimised one is not negated)."""
+    if score is None:
+        return "—"
+    value = score if s.objective is None else s.objective.oriented(score)
+    return f"{value + 0.0:.6g}"  # + 0.0: never "-0"
+
+
 def render(s: Snapshot) -> Group:
-    best = "—" if s.best_score is None else f"{s.best_score:.6g}"
+    best = _value(s, s.best_score)
+    if s.objective is not None:
+        way = "min" if str(s.objective.direction) == "minimize" else "max"
+        best = f"{s.objective.name} {best} ({way})"
     statuses = " ".join(f"{k}={v}" for k, v in sorted(s.status_counts.items()))
     if s.duplicates:
         statuses += f" duplicates={s.duplicates}"
     if s.model_errors:
         statuses += f" model_errors={s.model_errors}"
-    islands = " ".join(
-        f"{i}:{'—' if b is None else f'{b:.6g}'}" for i, b in sorted(s.island_best.items())
-    )
+    islands = " ".join(f"{i}:{_value(s, b)}" for i, b in sorted(s.island_best.items()))
     lines = [
         Text.from_markup(
             f"[bold]{s.run_id}[/]  evaluations {s.evaluations}/{s.budget}  "

@@ -129,9 +129,10 @@ async def resume_run(
         ConfigError: no such run, its budget is spent, or its problem folder moved.
     """
     with Archive(db) as archive:
-        run = archive.run(run_id) if run_id else archive.latest_run()
+        run = archive.find_run(run_id) if run_id else archive.latest_run()
         if run is None:
             raise ConfigError(f"{db} has no runs to resume; start one with `evoforge run`")
+        _check_seeded(archive, run)
         config = RunConfig.from_dict(run.config, origin=f"run {run.id}")
         raised = {
             name: value
@@ -170,6 +171,26 @@ async def resume_run(
         parts = _prepare(problem, config)
         options = SessionOptions(progress, handle_signals, stop)
         return run, await _session(archive, run, problem, config, parts, "run_resume", options)
+
+
+def _check_seeded(archive: Archive, run: RunInfo) -> None:
+    """Refuse to resume a run whose seed failed: nothing is there to select parents from.
+
+    Raised before anything is written, so the run keeps the stop reason its seed failure
+    recorded.
+    """
+    seed = next(archive.programs(run.id), None)
+    if seed is None or seed.status == "ok" or archive.count_programs(run.id, "ok"):
+        return
+    from evoforge.archive import failure_message
+    from evoforge.evolve._controller import shorten
+
+    raise ConfigError(
+        f"run {run.id} cannot be resumed: its seed program evaluated to '{seed.status}' "
+        f"({shorten(failure_message(seed.artifacts), 300)}), so it has no program to evolve "
+        f"from. Fix the seed or evaluate() in {run.problem_path}, then start a new run: "
+        f"evoforge run {run.problem_path}"
+    )
 
 
 class StopEvent(Protocol):
@@ -315,6 +336,9 @@ async def _session(
                     "baselines": parts.baselines,
                     "tuning": parts.tuning,
                     "isolation": isolation_of(evaluator),
+                    # How to show the run's scores and grid without its spec (evolve.mining)
+                    "directions": {o.name: str(o.direction) for o in problem.objectives},
+                    "descriptors": [[d.name, d.low, d.high, d.bins] for d in problem.descriptors],
                 },
             )
             controller = Controller(

@@ -8,9 +8,12 @@ import os
 import click
 
 from evoforge.evolve.cli._common import main_group
+from evoforge.evolve.cli._export import export
 from evoforge.evolve.cli._inspect import show, status, top
+from evoforge.evolve.cli._mine import compare, failures, lineage, pareto, stats
 from evoforge.evolve.cli._plugins import plugins_command, problems_command
 from evoforge.evolve.cli._run import resume, run
+from evoforge.evolve.cli._ui import ui
 
 
 @click.group(cls=main_group())
@@ -23,10 +26,30 @@ def cli() -> None:
         evoforge run circle_packing --budget 300
         evoforge top
         evoforge show <program-id> --diff
+        evoforge export <run-id> --best 1 out/
+        evoforge ui
     """
 
 
-for command in (run, resume, status, top, show, plugins_command, problems_command):
+for command in (
+    # running
+    run,
+    resume,
+    # mining (RUN: an id or a unique prefix; the latest run when it is optional)
+    status,
+    stats,
+    top,
+    show,
+    lineage,
+    pareto,
+    failures,
+    compare,
+    export,
+    ui,
+    # what is installed
+    plugins_command,
+    problems_command,
+):
     cli.add_command(command)
 
 

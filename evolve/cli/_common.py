@@ -28,11 +28,20 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from evoforge.archive import ArchiveError
     from evoforge.evolve._config import ConfigError
     from evoforge.evolve._controller import SeedError
+    from evoforge.evolve.mining import ExportError
     from evoforge.evolve.models import ModelError
     from evoforge.plugins import PluginError
     from evoforge.problems import ProblemSpecError
 
-    return (ArchiveError, ConfigError, SeedError, ModelError, PluginError, ProblemSpecError)
+    return (
+        ArchiveError,
+        ConfigError,
+        SeedError,
+        ModelError,
+        PluginError,
+        ProblemSpecError,
+        ExportError,
+    )
 
 
 def main_group() -> type[click.Group]:
@@ -55,3 +64,25 @@ def require_db(db: Path) -> Path:
             f"pass --db PATH (or set {DB_ENV})"
         )
     return db
+
+
+def open_archive(db: Path):
+    """The archive at ``db``, which must exist (reading never creates one)."""
+    from evoforge.archive import Archive
+
+    return Archive(require_db(db))
+
+
+def run_or_latest(archive, ref: str | None):
+    """The run ``ref`` names (an id or a unique prefix of one), or the latest run."""
+    run = archive.find_run(ref) if ref else archive.latest_run()
+    if run is None:
+        raise click.ClickException("the archive has no runs yet; start one with `evoforge run`")
+    return run
+
+
+def emit_json(data) -> None:
+    """Machine-readable output on stdout."""
+    import json
+
+    click.echo(json.dumps(data, indent=2, default=str))

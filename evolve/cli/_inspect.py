@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 
 import click
 
-from evoforge.evolve.cli._common import db_option, json_option, require_db
-
-
-def _open(db):
-    from evoforge.archive import Archive
-
-    return Archive(require_db(db))
-
-
-def _run_or_latest(archive, run_id):
-    run = archive.run(run_id) if run_id else archive.latest_run()
-    if run is None:
-        raise click.ClickException("the archive has no runs yet; start one with `evoforge run`")
-    return run
-
-
-def _fmt(value) -> str:
-    return "—" if value is None else f"{value:.10g}" if isinstance(value, float) else str(value)
+from evoforge.evolve.cli._common import (
+    db_option,
+    emit_json,
+    json_option,
+    open_archive,
+    run_or_latest,
+)
+from evoforge.evolve.mining import fmt as _fmt
 
 
 @click.command()
@@ -38,11 +27,11 @@ def status(run_id, db, as_json):
     Example:
         evoforge status --json
     """
-    with _open(db) as archive:
-        runs = [archive.run(run_id)] if run_id else archive.runs()
+    with open_archive(db) as archive:
+        runs = [archive.find_run(run_id)] if run_id else archive.runs()
         rows = [_status_row(archive, run) for run in runs]
     if as_json:
-        click.echo(json.dumps(rows if not run_id else rows[0], indent=2, default=str))
+        emit_json(rows if not run_id else rows[0])
         return
     if not rows:
         click.echo("no runs yet; start one with `evoforge run`")
@@ -54,7 +43,7 @@ def status(run_id, db, as_json):
             f"{row['elapsed_s']:.1f} s"
         )
         click.echo(
-            f"  best {_fmt(row['best_score'])} ({row['best_program_id']})  "
+            f"  best {row['best_text']} ({row['best_program_id']})  "
             f"elites {row['elites']}/{row['cells']} cells  QD score "
             f"{_fmt(row['qd_score'])}"
         )
@@ -74,13 +63,12 @@ def status(run_id, db, as_json):
 
 def _status_row(archive, run) -> dict:
     from evoforge.archive import model_usage
-    from evoforge.problems import load_problem
+    from evoforge.evolve.mining import run_view
 
-    try:
-        cells = load_problem(run.problem_path).num_cells
-    except Exception:  # the spec may have moved since; the rest of the status still stands
-        cells = None
+    view = run_view(archive, run)  # the spec may have moved: the run's own record says
+    cells = view.num_cells
     stats = archive.stats(run.id, num_cells=cells or 1)
+    primary = view.primary
     return {
         "id": run.id,
         "problem": run.problem,
@@ -91,7 +79,11 @@ def _status_row(archive, run) -> dict:
         "attempts": run.attempts,
         "duplicates": run.duplicates,
         "elapsed_s": run.elapsed_s or 0.0,
-        "best_score": run.best_score,
+        "best_score": run.best_score,  # oriented: bigger is better
+        "objective": None if primary is None else primary.name,
+        "direction": None if primary is None else str(primary.direction),
+        "best": view.value(run.best_score),  # the objective's own value
+        "best_text": view.describe(run.best_score),
         "best_program_id": run.best_program_id,
         "elites": stats.num_elites,
         "cells": cells,
@@ -116,41 +108,51 @@ def _status_row(archive, run) -> dict:
 @db_option
 @json_option
 def top(run_id, count, pareto, db, as_json):
-    """List the best programs of RUN_ID (default: the latest run).
+    """List the best programs of RUN_ID (default: the latest run; an id prefix will do).
+
+    Values are each objective's own (a minimised one is not negated).
 
     \b
     Example:
         evoforge top -n 5
         evoforge top --pareto --json
     """
-    from evoforge.problems import load_problem, versus
+    from evoforge.evolve.mining import arrow, run_view
+    from evoforge.problems import versus
 
-    with _open(db) as archive:
-        run = _run_or_latest(archive, run_id)
+    with open_archive(db) as archive:
+        run = run_or_latest(archive, run_id)
+        view = run_view(archive, run)
         baselines = archive.baselines(run.id)
         if pareto:
-            objectives = load_problem(run.problem_path).objectives
             programs = sorted(
-                archive.pareto_front(run.id, objectives), key=lambda p: (-(p.score or 0.0), p.seq)
+                archive.pareto_front(run.id, view.objectives),
+                key=lambda p: (-(p.score or 0.0), p.seq),
             )
         else:
             programs = archive.top(run.id, count)
     if as_json:
-        rows = [
-            {**_program_dict(p, with_source=False), "versus": dict(versus(p.objectives, baselines))}
-            for p in programs
-        ]
-        click.echo(json.dumps(rows, indent=2, default=str))
+        emit_json(
+            [
+                {
+                    **_program_dict(p, with_source=False),
+                    "versus": dict(versus(p.objectives, baselines)),
+                }
+                for p in programs
+            ]
+        )
         return
+    primary = view.primary
+    heading = "score" if primary is None else f"{primary.name} ({arrow(primary)})"
     click.echo(
-        f"{'rank':>4}  {'program':16}  {'score':>14}  {'seq':>6}  {'gen':>4}  island  objectives"
+        f"{'rank':>4}  {'program':16}  {heading:>16}  {'seq':>6}  {'gen':>4}  island  objectives"
     )
     for rank, p in enumerate(programs, start=1):
         objectives = ", ".join(f"{k}={_fmt(v)}" for k, v in p.objectives.items())
         ratios = "".join(f"  [vs {label}: {r}]" for label, r in versus(p.objectives, baselines))
         click.echo(
-            f"{rank:>4}  {p.id:16}  {_fmt(p.score):>14}  {p.seq:>6}  {p.generation:>4}  "
-            f"{p.island:>6}  {objectives}{ratios}"
+            f"{rank:>4}  {p.id:16}  {_fmt(view.value(p.score)):>16}  {p.seq:>6}  "
+            f"{p.generation:>4}  {p.island:>6}  {objectives}{ratios}"
         )
 
 
@@ -167,21 +169,24 @@ def show(program_id, run_id, as_diff, db, as_json):
     Example:
         evoforge show 3fa2 --diff
     """
-    with _open(db) as archive:
+    from evoforge.evolve.mining import run_view
+
+    with open_archive(db) as archive:
         program = archive.find_program(program_id, run_id=run_id)
         diff = archive.diff(program.run_id, program.id) if as_diff else None
+        view = run_view(archive, archive.run(program.run_id))
     if as_json:
         data = _program_dict(program, with_source=True)
         if diff is not None:
             data["diff"] = diff
-        click.echo(json.dumps(data, indent=2, default=str))
+        emit_json(data)
         return
     click.echo(
         f"program {program.id}  run {program.run_id}  seq {program.seq}  "
         f"generation {program.generation}  island {program.island}"
     )
     click.echo(
-        f"status {program.status}  score {_fmt(program.score)}  cell {program.cell}  "
+        f"status {program.status}  {view.describe(program.score)}  cell {program.cell}  "
         f"parent {program.parent_id}  model {program.model}"
     )
     for name, values in (("objectives", program.objectives), ("descriptors", program.descriptors)):

@@ -135,6 +135,10 @@ def test_open_archive_reads_and_never_creates(tiny, tmp_path):
     result = evoforge.run(tiny, budget=8, workers=1, db=tmp_path / "m.db")
     with evoforge.open_archive(tmp_path / "m.db") as archive:
         assert [r.id for r in archive.runs()] == [result.run_id]
+    with evoforge.open_archive(tmp_path / "m.db", read_only=True) as archive:
+        assert archive.read_only and archive.timeline(result.run_id).best
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            archive.conn.execute("DELETE FROM runs")
 
 
 def test_to_frame_spreads_mappings_over_columns(tiny, tmp_path):

@@ -69,6 +69,10 @@ EXPECTED_INDEXES = {
     "idx_programs_parent": ("programs", ["run_id", "parent_id"]),
     "idx_events_run_kind": ("events", ["run_id", "kind"]),
     "idx_llm_calls_run_seq": ("llm_calls", ["run_id", "seq"]),
+    "idx_programs_timeline": (
+        "programs",
+        ["run_id", "seq", "status", "island", "score", "created_at"],
+    ),  # fmt: skip
 }
 
 
@@ -78,6 +82,7 @@ def test_blank_file_gets_every_table(archive: Archive) -> None:
         "m001_initial",
         "m002_llm_call_attempts",
         "m003_evaluations",
+        "m004_mining_indexes",
     ]
     assert migrations.pending(archive.db) == []
 
