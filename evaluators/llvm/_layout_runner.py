@@ -51,6 +51,9 @@ def serve_layout(request: dict[str, Any], isolation: Isolation) -> dict[str, Any
             bolt += function["bolt_score"]
         if request.get("apply"):  # the policy has answered everything: close it first
             link.conn.close()
+            # and wait for it to end: its sandbox then sweeps this (subreaper) runner's
+            # children, which must not include the clang and valgrind of the rebuild
+            policy.finish()
             work = root / "apply"
             work.mkdir()
             applied = apply_layout(orders, work)

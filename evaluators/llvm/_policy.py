@@ -3,29 +3,30 @@
 The sandboxed child (a fork of the trusted runner, contained by
 :class:`~evoforge.evaluators.sandbox.Sandbox`: own process group, no capabilities, the
 candidates' user, read-only filesystem but its workdir, no network, rlimits, wall clock)
-compiles the candidate, connects to the runner's Unix socket in its workdir and answers one
-frame per decision: the runner sends the features as a JSON frame, the child calls the
-candidate's entry function on them and sends its return value back as a JSON frame. The
-child never talks to LLVM: the runner checks each answer before LLVM sees it.
+compiles the candidate, says it is ready on the connected socket the runner handed it
+(:data:`~evoforge.evaluators.sandbox.CHANNEL_FD`; the sandbox refuses to create UNIX sockets)
+and answers one frame per decision: the runner sends the features as a JSON frame, the child
+calls the candidate's entry function on them and sends its return value back as a JSON frame.
+The child never talks to LLVM: the runner checks each answer before LLVM sees it.
 """
 
 from __future__ import annotations
 
 import json
-import socket
 import sys
 import types
 from typing import Any
 
-from evoforge.evaluators.sandbox import dumps, read_frame, write_frame
+from evoforge.evaluators.sandbox import CHANNEL_FD, dumps, read_frame, write_frame
 
-SOCKET_NAME = "policy.sock"
+READY = b"ready"
+"""The policy's first frame: its module ran and its entry function exists."""
 CANDIDATE_FILENAME = "<policy>"
 _TAIL = 4000
 
 
 def policy_job(request: bytes) -> tuple[dict[str, Any], bytes]:
-    """The sandbox job: ``{"source", "entry", "socket"}`` in; serve decisions until EOF."""
+    """The sandbox job: ``{"source", "entry"}`` in; serve decisions until EOF."""
     import linecache
     import traceback
 
@@ -48,9 +49,8 @@ def policy_job(request: bytes) -> tuple[dict[str, Any], bytes]:
                 "status": "runtime_error",
                 "error": f"the program defines no function `{entry}(features)`",
             }, b""
-        channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        channel.connect(fields["socket"])
-        fd = channel.fileno()
+        fd = CHANNEL_FD
+        write_frame(fd, READY)
         while (frame := read_frame(fd)) is not None:
             answer = function(json.loads(frame))
             try:

@@ -175,5 +175,11 @@ def _map(function: dict[str, Any], machine: list[tuple[int, int]] | None) -> lis
 def _run(argv: list[str], **kwargs: Any) -> str:
     done = subprocess.run(argv, capture_output=True, text=True, **kwargs)
     if done.returncode != 0:
-        raise RuntimeError(f"{Path(argv[0]).name} failed: {(done.stderr or done.stdout)[-1500:]}")
+        how = (
+            f"killed by signal {-done.returncode}"
+            if done.returncode < 0
+            else f"exit status {done.returncode}"
+        )
+        output = (done.stderr or done.stdout)[-1500:] or "no output"
+        raise RuntimeError(f"{Path(argv[0]).name} failed ({how}): {output}")
     return done.stdout + done.stderr

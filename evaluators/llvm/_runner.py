@@ -4,7 +4,7 @@
 reply (:func:`~evoforge.evaluators.sandbox.call_runner`). Processes::
 
     runner (trusted: prepare() = no network, subreaper, not dumpable)
-      ├── policy child   Sandbox: the candidate's decide(), answers over a Unix socket  hostile
+      ├── policy child   Sandbox: the candidate's decide(), answers over a socketpair  hostile
       └── opt-19 / llc-19 / clang-19 / valgrind, one after another                  trusted
 
 Why this shape: LLVM asks for one decision at a time over named pipes and waits for each, so
@@ -52,7 +52,7 @@ from evoforge.archive import Status
 from evoforge.evaluators.llvm._channel import Channel, ChannelClosed
 from evoforge.evaluators.llvm._corpus import cache_dir, corpus, library_files
 from evoforge.evaluators.llvm._elf import text_bytes
-from evoforge.evaluators.llvm._policy import SOCKET_NAME, policy_job
+from evoforge.evaluators.llvm._policy import READY, policy_job
 from evoforge.evaluators.llvm._tools import tool
 from evoforge.evaluators.sandbox import (
     Isolation,
@@ -356,31 +356,30 @@ def _instructions(name: str, obj: Path, workload: Path, work: Path, deadline: fl
 
 
 class PolicySandbox:
-    """The sandboxed policy child and the socket it answers on."""
+    """The sandboxed policy child and the connected socket it answers on (a socketpair made
+    before the fork: the child may not create UNIX sockets, so it can reach no other)."""
 
     def __init__(self, request: dict[str, Any], isolation: Isolation, root: Path) -> None:
         self.workdir = root / "policy"
         self.workdir.mkdir(mode=0o700)
         if isolation.user is not None:
             os.chown(self.workdir, *isolation.user)
-        self.path = str(self.workdir / SOCKET_NAME)
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(self.path)
-        os.chmod(self.path, 0o777)  # the candidates' user must be able to connect
-        self.listener.listen(1)
+        self.conn, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         hidden = (*isolation.hidden_paths, *request.get("hidden", ()), str(cache_dir()))
-        self.sandbox = Sandbox(
-            policy_job,
-            replace(isolation, hidden_paths=tuple(p for p in hidden if os.path.exists(p))),
-            workdir=str(self.workdir),
-            on_start=self._started,
-        )
-        self.sandbox.prepare()  # fork in this (main) thread; the run is supervised in another
+        try:
+            self.sandbox = Sandbox(
+                policy_job,
+                replace(isolation, hidden_paths=tuple(p for p in hidden if os.path.exists(p))),
+                workdir=str(self.workdir),
+                on_start=self._started,
+                channel=child_end.fileno(),
+            )
+            self.sandbox.prepare()  # fork in this (main) thread; the run is supervised in another
+        finally:
+            child_end.close()  # the child's copy alone: its exit reads here as the end
         self.pid = 0
         self.run: SandboxRun | None = None
-        payload = dumps(
-            {"source": request["source"], "entry": request["entry"], "socket": self.path}
-        )
+        payload = dumps({"source": request["source"], "entry": request["entry"]})
         limits = Limits(
             timeout_s=float(request["timeout_s"]) + 5.0, memory_mb=int(request["memory_mb"])
         )
@@ -388,22 +387,38 @@ class PolicySandbox:
         self._thread.start()
 
     def accept(self, timeout_s: float) -> socket.socket:
-        self.listener.settimeout(timeout_s)
-        try:
-            conn, _ = self.listener.accept()
-        except TimeoutError:
-            self.kill()
+        """The channel, once the policy said it is ready (its module ran) within ``timeout_s``."""
+        expected = encode_frame(READY)
+        self.conn.settimeout(timeout_s)
+        hello, ended = b"", False
+        with contextlib.suppress(OSError):  # a timeout included
+            while len(hello) < len(expected):
+                chunk = self.conn.recv(len(expected))
+                ended = not chunk  # the child exited: let it report why before anything else
+                hello += chunk
+                if ended or not expected.startswith(hello):
+                    break
+        if hello != expected:
+            if not ended:
+                self.kill()
             self.finish()
+            self.conn.close()
             run = self.run
-            why = run.error if run is not None and run.error else "it did not connect"
+            if hello and not expected.startswith(hello):
+                raise PolicyFailure(
+                    Status.SANDBOX_VIOLATION,
+                    "the policy's channel held bytes before the policy was ready; only the "
+                    "harness may write to it",
+                )
+            why = run.error if run is not None and run.error else "it did not say it was ready"
             status = (
                 run.status
                 if run is not None and run.status is not Status.OK
                 else (Status.RUNTIME_ERROR)
             )
             raise PolicyFailure(status, f"the policy never started answering: {why}") from None
-        conn.settimeout(None)
-        return conn
+        self.conn.settimeout(None)
+        return self.conn
 
     def kill(self) -> None:
         if self.pid:
@@ -416,7 +431,7 @@ class PolicySandbox:
         if self._thread.is_alive():
             self.kill()
             self._thread.join()
-        self.listener.close()
+        self.pid = 0  # its group is gone: nothing left to kill (and the number may be reused)
         assert self.run is not None
         return self.run
 

@@ -19,7 +19,7 @@ Pieces, for evaluator plugins and the built-in evaluators:
 """
 
 from evoforge.evaluators.sandbox._cgroup import remove_stale_cgroups
-from evoforge.evaluators.sandbox._child import RESULT_FD
+from evoforge.evaluators.sandbox._child import CHANNEL_FD, RESULT_FD
 from evoforge.evaluators.sandbox._host import (
     PR_SET_PDEATHSIG,
     Workdir,
@@ -74,6 +74,7 @@ from evoforge.evaluators.sandbox._runner import (
 
 __all__ = [
     # running jobs
+    "CHANNEL_FD",
     "RESULT_FD",
     "Isolation",
     "Job",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import resource
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 
 RESULT_FD = 3
 """The descriptor the child writes its result to (0-2 are stdin/stdout/stderr)."""
+CHANNEL_FD = 4
+"""Where the child finds the connected socket a server handed it (``Sandbox(channel=...)``):
+its one way to talk to the server while it runs, since it may not create UNIX sockets."""
 
 _MAXFD = 1 << 20
 
@@ -38,6 +42,7 @@ def _child(
     result_w: int,
     out_w: int,
     err_w: int,
+    channel: int = -1,
 ) -> NoReturn:
     """Set up containment, wait for the request, run the job, write the result, ``_exit``.
 
@@ -53,13 +58,17 @@ def _child(
     payload = b""
     try:
         os.setsid()
+        if channel >= 0:  # out of the way of the dup2s below, which may land on its number
+            channel = fcntl.fcntl(channel, fcntl.F_DUPFD, CHANNEL_FD + 16)
         # 0-2 are open in the server, so the pipes are >= 3: fill 0-2 first, then 3. The
         # request arrives on stdin, which becomes /dev/null once it is read.
         os.dup2(go_r, 0)
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         os.dup2(result_w, RESULT_FD)
-        os.closerange(RESULT_FD + 1, _MAXFD)
+        if channel >= 0:
+            os.dup2(channel, CHANNEL_FD)
+        os.closerange((CHANNEL_FD if channel >= 0 else RESULT_FD) + 1, _MAXFD)
         if not use_pidfd:
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -122,6 +131,8 @@ def _become_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # nothing the worker sends can reach us
     for fd in (0, 1, 2, RESULT_FD):
         os.close(fd)
+    with contextlib.suppress(OSError):
+        os.close(CHANNEL_FD)  # the worker's alone: its end reads as closed once it exits
     while True:
         try:
             pid, status = os.waitpid(-1, 0)  # the worker, and orphans handed to us

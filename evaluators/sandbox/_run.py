@@ -221,6 +221,10 @@ class Sandbox:
             that kills whatever a candidate left behind must spare.
         on_start: called with the child's pid (= its process group) when a run starts, e.g.
             to record it where a supervisor can find it if this server dies.
+        channel: a connected socket's descriptor that each child finds as
+            :data:`~evoforge.evaluators.sandbox._child.CHANNEL_FD` (the seccomp filter keeps it
+            from creating UNIX sockets of its own). The caller closes its copy once the child
+            is forked (:meth:`prepare`), so the child's exit reads as the channel's end.
     """
 
     def __init__(
@@ -231,8 +235,10 @@ class Sandbox:
         workdir: str,
         keep_pids: Callable[[], Collection[int]] = tuple,
         on_start: Callable[[int], None] | None = None,
+        channel: int | None = None,
     ) -> None:
         self._job, self._isolation = job, isolation
+        self._channel = -1 if channel is None else channel
         self._keep_pids, self._on_start = keep_pids, on_start
         self._env = dict(isolation.env)
         if os.environ.get("HOME") != workdir or os.environ.get("TMPDIR") != workdir:
@@ -379,6 +385,7 @@ class Sandbox:
                 result_w,
                 out_w,
                 err_w,
+                self._channel,
             )
         for fd in (go_r, result_w, out_w, err_w):
             os.close(fd)

@@ -153,7 +153,6 @@ def test_without_a_gpu_nothing_is_measurable_and_a_run_refuses_to_start():
     assert CudaEvaluator.unmeasurable(problem) == {
         "speedup_vs_eager": NOT_RUN,
         "speedup_vs_compile": NOT_RUN,
-        "max_abs_error": NOT_RUN,
     }
     with pytest.raises(ConfigError, match="can measure none"):
         measurable_problem(problem, CudaEvaluator)

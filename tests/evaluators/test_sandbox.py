@@ -221,6 +221,37 @@ def test_stragglers_die_with_the_pid_namespace_of_their_candidate():
     assert report["payload"] == ""  # gone already, killed by the kernel with its namespace
 
 
+def test_a_handed_channel_is_the_childs_one_socket_and_its_exit_reads_as_the_end():
+    # The candidate may not create UNIX sockets (seccomp); a server that talks to it while it
+    # runs (the LLVM policies) hands it one end of a socketpair as CHANNEL_FD instead.
+    report = sandbox_script("""
+        import socket
+        from evoforge.evaluators.sandbox import CHANNEL_FD
+        def job(request):
+            try:
+                socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                made = "made a socket"
+            except PermissionError:
+                made = "refused"
+            os.write(CHANNEL_FD, made.encode())
+            return {"status": "ok"}, os.read(CHANNEL_FD, 100)
+        ours, theirs = socket.socketpair()
+        workdir = tempfile.mkdtemp()
+        os.chmod(workdir, 0o777)
+        sandbox = sb.Sandbox(job, sb.Isolation(), workdir=workdir, channel=theirs.fileno())
+        sandbox.prepare()
+        theirs.close()
+        ours.sendall(b"answer")
+        run = sandbox.run(b"go", sb.Limits(timeout_s=10))
+        said = ours.recv(100)
+        ended = ours.recv(100)
+        run.payload = run.payload + b"|" + said + b"|" + repr(ended).encode()
+        report(run)
+    """)
+    assert report["status"] == "ok", report
+    assert report["payload"] == "answer|refused|b''"
+
+
 def test_a_process_that_is_not_a_subreaper_keeps_its_other_children():
     # A controller (or a third-party evaluator) may call run_sandboxed directly: the sweep must
     # kill the candidate's group only, never the caller's unrelated children.
