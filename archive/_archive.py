@@ -147,6 +147,15 @@ class Archive(Runs, Grids):
                 f"cannot open archive {self.path} read-only: it has no evoforge tables yet; "
                 "is it an evoforge archive? A run creates them when it starts"
             )
+        if "m004_mining_indexes" in self.pending_migrations:
+            # Rows written before m004 used one evaluation each. A TEMP view (in this
+            # connection's own temp database: nothing is written to the file) supplies the
+            # column to this reader, shadowing the table for unqualified queries.
+            self.conn.execute("PRAGMA query_only = OFF")
+            self.conn.execute(
+                "CREATE TEMP VIEW programs AS SELECT *, 1 AS evaluations FROM main.programs"
+            )
+            self.conn.execute("PRAGMA query_only = ON")
 
     def close(self) -> None:
         """Close the connection; an open transaction is rolled back."""

@@ -218,15 +218,19 @@ def m003_evaluations(db: Database) -> None:
 
 @migrations()
 def m004_mining_indexes(db: Database) -> None:
-    """An index for mining a run's history (the dashboard's run page, ``evoforge stats``).
+    """Evaluations per program, and an index for mining a run's history (the dashboard's run
+    page, ``evoforge stats``).
 
-    Index only: archives without it answer the same queries, more slowly.
+    ``evaluations``: what a program used of the budget, 1 plus its knob-tuning trials (rows
+    written before knob tuning existed used 1), so the history counts evaluations as the
+    budget does.
     """
+    db["programs"].add_column("evaluations", int, not_null_default=1)
     # timeline(): WHERE run_id = ? ORDER BY seq, reading status, island, score and
     # created_at from the index alone. Without it each of a run's rows is read from the table,
     # past its source text (100k programs: about 10x slower).
     db["programs"].create_index(
-        ["run_id", "seq", "status", "island", "score", "created_at"],
+        ["run_id", "seq", "status", "island", "score", "created_at", "evaluations"],
         index_name="idx_programs_timeline",
     )
 

@@ -61,6 +61,8 @@ class Program:
         inspiration_ids: ids of the other programs shown to the model.
         model: the model that wrote the edit.
         created_at: Unix time it was recorded.
+        evaluations: evaluations of the budget it used if ``status`` says it was evaluated:
+            1, plus its knob-tuning trials (each an evaluation too).
 
     Example::
 
@@ -91,6 +93,7 @@ class Program:
     inspiration_ids: tuple[str, ...] = ()
     model: str | None = None
     created_at: float = 0.0
+    evaluations: int = 1
 
     @classmethod
     def from_result(
@@ -148,6 +151,7 @@ class Program:
             inspiration_ids=tuple(inspiration_ids),
             model=model,
             created_at=time.time() if created_at is None else created_at,
+            evaluations=result.evaluations,
         )
 
 
@@ -156,7 +160,7 @@ COLUMNS = (
     "run_id", "id", "seq", "source", "parent_id", "island", "generation", "status", "edit",
     "edit_kind", "score", "cell", "metrics_json", "objectives_json", "descriptors_json",
     "artifacts_json", "timings_json", "device_json", "inspirations_json", "model",
-    "created_at",
+    "created_at", "evaluations",
 )  # fmt: skip
 SELECT_SQL = f"SELECT {', '.join(COLUMNS)} FROM programs"
 INSERT_SQL = f"INSERT INTO programs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
@@ -175,7 +179,7 @@ def to_row(p: Program) -> tuple[Any, ...]:
         p.edit, p.edit_kind, None if p.score is None else float(p.score),
         None if p.cell is None else int(p.cell), dumps(p.metrics), dumps(p.objectives),
         dumps(p.descriptors), dumps(p.artifacts), dumps(p.timings), dumps(p.device),
-        dumps(list(p.inspiration_ids)), p.model, p.created_at,
+        dumps(list(p.inspiration_ids)), p.model, p.created_at, int(p.evaluations),
     )  # fmt: skip
 
 
@@ -188,5 +192,5 @@ def from_row(row: Sequence[Any]) -> Program:
         score=row[10], cell=row[11], metrics=loads(row[12]), objectives=loads(row[13]),
         descriptors=loads(row[14]), artifacts=loads(row[15]), timings=loads(row[16]),
         device=loads(row[17]), inspiration_ids=tuple(loads(row[18])), model=row[19],
-        created_at=row[20],
+        created_at=row[20], evaluations=row[21],
     )  # fmt: skip

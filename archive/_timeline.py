@@ -107,7 +107,8 @@ def timeline(archive: Archive, run_id: str) -> Timeline:
     # One pass over the run's entries of idx_programs_timeline, in seq order: this plain loop
     # is faster than SQLite's window functions here (they sort for PARTITION BY).
     rows = archive.conn.execute(
-        "SELECT seq, status, island, score, created_at FROM programs WHERE run_id = ? ORDER BY seq",
+        "SELECT seq, status, island, score, created_at, evaluations FROM programs "
+        "WHERE run_id = ? ORDER BY seq",
         (run_id,),
     )
     evaluated = {str(s) for s in Status if s.evaluated}
@@ -117,9 +118,11 @@ def timeline(archive: Archive, run_id: str) -> Timeline:
     steps: list[tuple[int, int, int, float, bool]] = []  # evaluation, seq, island, score, run
     times: list[float] = []
     statuses: list[str] = []
-    for seq, status, island, score, created_at in rows:
-        if status in evaluated:
-            evaluation += 1
+    evaluations_used: list[int] = []
+    for seq, status, island, score, created_at, used in rows:
+        if status not in evaluated:
+            used = 0
+        evaluation += used  # 1, plus knob-tuning trials
         if score is not None:
             best = island_best.get(island)
             if best is None or score > best:
@@ -130,6 +133,7 @@ def timeline(archive: Archive, run_id: str) -> Timeline:
                 steps.append((evaluation, seq, island, score, beats_run))
         times.append(created_at)
         statuses.append(status)
+        evaluations_used.append(used)
     ids = _ids_by_seq(archive, run_id, [step[1] for step in steps])
     best_steps: list[Improvement] = []
     islands: dict[int, list[Improvement]] = {}
@@ -138,7 +142,7 @@ def timeline(archive: Archive, run_id: str) -> Timeline:
         islands.setdefault(island, []).append(step)
         if beats_run:
             best_steps.append(step)
-    width, buckets = _buckets(times, statuses, evaluated)
+    width, buckets = _buckets(times, statuses, evaluations_used)
     return Timeline(
         best=tuple(best_steps),
         islands={i: tuple(found) for i, found in sorted(islands.items())},
@@ -150,9 +154,10 @@ def timeline(archive: Archive, run_id: str) -> Timeline:
 
 
 def _buckets(
-    times: list[float], statuses: list[str], evaluated: set[str]
+    times: list[float], statuses: list[str], used: list[int]
 ) -> tuple[float, tuple[Bucket, ...]]:
-    """Attempts per status in time buckets, counted with numpy (one pass per status)."""
+    """Attempts per status in time buckets, and the evaluations they used (``used``: 0 for
+    attempts never evaluated), counted with numpy."""
     if not times:
         return float(_WIDTHS[0]), ()
     at = np.asarray(times, dtype=float)
@@ -162,13 +167,15 @@ def _buckets(
     names, codes = np.unique(np.asarray(statuses), return_inverse=True)
     counts = np.zeros((int(index.max()) + 1, len(names)), dtype=np.int64)
     np.add.at(counts, (index, codes), 1)
+    evaluations = np.zeros(len(counts), dtype=np.int64)
+    np.add.at(evaluations, index, np.asarray(used, dtype=np.int64))
     found = []
     for k in np.flatnonzero(counts.sum(axis=1)):
         row = {str(names[j]): int(counts[k, j]) for j in np.flatnonzero(counts[k])}
         found.append(
             Bucket(
                 first + int(k) * width,
-                sum(n for status, n in row.items() if status in evaluated),
+                int(evaluations[k]),
                 row,
             )
         )

@@ -47,6 +47,16 @@ def test_timeline_counts_evaluations_and_keeps_successive_bests(archive, run_id,
     assert (timeline.first_at, timeline.last_at) == (100.0, 149.0)
 
 
+def test_timeline_counts_knob_tuning_trials_as_evaluations(archive, run_id, make_program):
+    make_program(score=1.0)
+    make_program(score=2.0, evaluations=9)  # 8 tuning trials of the budget, then stored
+    make_program(score=3.0)
+    timeline = archive.timeline(run_id)
+    assert [(s.evaluation, s.score) for s in timeline.best] == [(1, 1.0), (10, 2.0), (11, 3.0)]
+    assert sum(b.evaluations for b in timeline.buckets) == 11
+    assert archive.get_program(run_id, timeline.best[1].program_id).evaluations == 9
+
+
 def test_timeline_of_an_empty_or_missing_run(archive, run_id):
     empty = archive.timeline(run_id)
     assert empty.best == () and empty.buckets == () and empty.first_at is None
@@ -191,3 +201,26 @@ def test_read_only_archive_of_an_older_schema_lists_what_a_writer_would_apply(tm
     with Archive(path, read_only=True) as reader:
         assert reader.pending_migrations == ("m004_mining_indexes",)
         assert reader.runs() == []
+
+
+def test_read_only_archive_of_an_older_schema_reads_programs_as_one_evaluation_each(
+    tmp_path, problem
+):
+    path = tmp_path / "old.db"
+    with Archive(path) as writer:
+        run = writer.create_run(problem, config={}, seed=0).id
+        for seq in range(3):
+            writer.add_program(build_program(run, seq, score=float(seq)))
+    # as an archive written before m004: no evaluations column, no timeline index
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "DROP INDEX idx_programs_timeline; ALTER TABLE programs DROP COLUMN evaluations; "
+        "DELETE FROM _sqlite_migrations WHERE name = 'm004_mining_indexes';"
+    )
+    conn.close()
+    before = path.read_bytes()
+    with Archive(path, read_only=True) as reader:
+        assert reader.pending_migrations == ("m004_mining_indexes",)
+        assert [s.evaluation for s in reader.timeline(run).best] == [1, 2, 3]
+        assert [p.evaluations for p in reader.top(run, 3)] == [1, 1, 1]
+    assert path.read_bytes() == before  # the reader's view lived in its temp database

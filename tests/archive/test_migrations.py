@@ -27,6 +27,7 @@ EXPECTED_COLUMNS = {
         "metrics_json": "TEXT", "objectives_json": "TEXT", "descriptors_json": "TEXT",
         "artifacts_json": "TEXT", "timings_json": "TEXT", "device_json": "TEXT",
         "inspirations_json": "TEXT", "model": "TEXT", "created_at": "REAL",
+        "evaluations": "INTEGER",
     },
     "elites": {
         "run_id": "TEXT", "island": "INTEGER", "cell": "INTEGER", "program_id": "TEXT",
@@ -71,7 +72,7 @@ EXPECTED_INDEXES = {
     "idx_llm_calls_run_seq": ("llm_calls", ["run_id", "seq"]),
     "idx_programs_timeline": (
         "programs",
-        ["run_id", "seq", "status", "island", "score", "created_at"],
+        ["run_id", "seq", "status", "island", "score", "created_at", "evaluations"],
     ),  # fmt: skip
 }
 
