@@ -7,7 +7,7 @@
 """
 
 from evoforge.archive._archive import DB_ENV, DEFAULT_DB, Archive, default_db
-from evoforge.archive._errors import ArchiveError
+from evoforge.archive._errors import ArchiveError, ArchiveWriteError, RunLockedError
 from evoforge.archive._feedback import (
     REPAIRABLE,
     AttemptOutcome,
@@ -19,6 +19,7 @@ from evoforge.archive._feedback import (
     model_usage,
     repairable_failures,
 )
+from evoforge.archive._lock import RunLock, lock_path
 from evoforge.archive._migrations import migrations
 from evoforge.archive._outcome import EvalResult, Status
 from evoforge.archive._program import Program, attempt_id, program_id
@@ -33,7 +34,12 @@ __all__ = [
     "Archive",
     "default_db",
     "ArchiveError",
+    "ArchiveWriteError",
     "migrations",
+    # one writer per run
+    "RunLock",
+    "RunLockedError",
+    "lock_path",
     # programs and what happened to them
     "EvalResult",
     "Program",

@@ -15,6 +15,7 @@ from evoforge import _json
 from evoforge.archive import _mining
 from evoforge.archive._base import PROGRAM_CACHE_SIZE
 from evoforge.archive._errors import ArchiveError
+from evoforge.archive._front import Fronts
 from evoforge.archive._grids import Grids
 from evoforge.archive._migrations import NAMES, migrations
 from evoforge.archive._outcome import Status
@@ -47,7 +48,7 @@ def default_db() -> Path:
     return Path(os.environ.get(DB_ENV) or DEFAULT_DB)
 
 
-class Archive(Runs, Grids):
+class Archive(Runs, Grids, Fronts):
     """The single source of truth of evoforge: an SQLite file in WAL mode.
 
     Opening applies pending schema migrations. The connection is in autocommit mode: each
@@ -139,21 +140,54 @@ class Archive(Runs, Grids):
         try:
             self.conn.execute(INSERT_SQL, to_row(program))
         except sqlite3.IntegrityError as e:
-            # Work out which constraint failed from the data, not from SQLite's wording.
-            run_id = program.run_id
-            if self.has_program(run_id, program.id):
-                found = f"program {program.id} is already in run {run_id!r}"
-                fix = "check has_program() first and count the duplicate"
-            elif self.conn.execute(
-                "SELECT 1 FROM programs WHERE run_id = ? AND seq = ?", (run_id, program.seq)
-            ).fetchone():
-                found = f"seq {program.seq} is already used in run {run_id!r}"
-                fix = "hand out attempt numbers with reserve_seq()"
-            elif not self._run_exists(run_id):
-                raise self._no_run(run_id) from e
-            else:
-                found, fix = f"program {program.id} was refused ({e})", "fix that field"
-            raise ArchiveError(f"cannot add program: {found}; {fix}") from e
+            raise self._refused(program, e) from e
+        self._offer_front((program,))
+
+    def add_programs(self, programs: Sequence[Program]) -> None:
+        """Store many attempts at once (a bulk import, a benchmark's seeding): the same rows and
+        derived data as :meth:`add_program` for each, in one statement.
+
+        Call it inside :meth:`transaction` to make the batch atomic.
+
+        Raises:
+            ArchiveError: as :meth:`add_program`, for the first program refused (with a
+                transaction, nothing of the batch is stored then).
+        """
+        rows = [to_row(p) for p in programs]
+        try:
+            self.conn.executemany(INSERT_SQL, rows)
+        except sqlite3.IntegrityError as e:
+            for program in programs:  # find the one refused, for the message
+                if (
+                    self.has_program(program.run_id, program.id)
+                    or self.conn.execute(
+                        "SELECT 1 FROM programs WHERE run_id = ? AND seq = ?",
+                        (program.run_id, program.seq),
+                    ).fetchone()
+                ):
+                    raise self._refused(program, e) from e
+            raise ArchiveError(f"cannot add programs: {e}") from e
+        self._offer_front(programs)
+
+    def _refused(self, program: Program, e: sqlite3.IntegrityError) -> ArchiveError:
+        """Why SQLite refused ``program``, worked out from the data (not SQLite's wording)."""
+        run_id = program.run_id
+        if self.has_program(run_id, program.id):
+            found = f"program {program.id} is already in run {run_id!r}"
+            fix = "check has_program() first and count the duplicate"
+        elif self.conn.execute(
+            "SELECT 1 FROM programs WHERE run_id = ? AND seq = ?", (run_id, program.seq)
+        ).fetchone():
+            found = f"attempt number (seq) {program.seq} is already used in run {run_id!r}"
+            fix = (
+                "each attempt needs its own number (reserve_seq() hands them out) and only "
+                "one controller may write a run at a time"
+            )
+        elif not self._run_exists(run_id):
+            return self._no_run(run_id)
+        else:
+            found, fix = f"program {program.id} was refused ({e})", "fix that field"
+        return ArchiveError(f"cannot add program: {found}; {fix}")
 
     def has_program(self, run_id: str, program_id: str) -> bool:
         """Whether run ``run_id`` already holds a program with this id."""
@@ -218,18 +252,19 @@ class Archive(Runs, Grids):
 
     def count_programs(self, run_id: str, status: Status | str | None = None) -> int:
         """How many programs the run holds, optionally of one status."""
+        # run_status_counts is kept by a trigger on every insert: O(statuses), not O(run).
         if status is None:
-            sql, params = "SELECT count(*) FROM programs WHERE run_id = ?", (run_id,)
+            sql, params = "SELECT sum(n) FROM run_status_counts WHERE run_id = ?", (run_id,)
         else:
-            sql = "SELECT count(*) FROM programs WHERE run_id = ? AND status = ?"
+            sql = "SELECT n FROM run_status_counts WHERE run_id = ? AND status = ?"
             params = (run_id, str(Status(status)))
-        return self.conn.execute(sql, params).fetchone()[0]
+        row = self.conn.execute(sql, params).fetchone()
+        return 0 if row is None or row[0] is None else row[0]
 
     def status_counts(self, run_id: str) -> dict[str, int]:
         """Programs per status (only statuses that occur), e.g. ``{"ok": 90, "timeout": 3}``."""
         rows = self.conn.execute(
-            "SELECT status, count(*) FROM programs WHERE run_id = ? "
-            "GROUP BY status ORDER BY status",
+            "SELECT status, n FROM run_status_counts WHERE run_id = ? AND n > 0 ORDER BY status",
             (run_id,),
         )
         return dict(rows.fetchall())
