@@ -92,8 +92,15 @@ def make_program(
     )
 
 
-def grow(archive: Archive, islands: Islands, run_id: str, start: int, stop: int,
-         rng: np.random.Generator, recent: list[Program]) -> None:
+def grow(
+    archive: Archive,
+    islands: Islands,
+    run_id: str,
+    start: int,
+    stop: int,
+    rng: np.random.Generator,
+    recent: list[Program],
+) -> None:
     """Add programs ``start`` to ``stop - 1``, in batches, with their grids and counters."""
     for first in range(start, stop, BATCH):
         batch = []
@@ -129,16 +136,64 @@ def fmt(xs: list[float]) -> str:
     return f"{statistics.median(xs) * 1e3:8.3f} {p99 * 1e3:8.3f}"
 
 
+def measure(
+    archive: Archive,
+    islands: Islands,
+    run_id: str,
+    next_seq: int,
+    rng: np.random.Generator,
+    recent: list[Program],
+    repeats: int,
+) -> tuple[list[list[float]], int]:
+    """Time each operation ``repeats`` times; returns the timings and the next free seq."""
+    newest = recent[-1]
+    seq = [next_seq]
+
+    def sample(i: int) -> None:
+        islands.select(i % ISLANDS, np.random.default_rng([1, i]))
+
+    def insert(i: int) -> None:
+        parent = recent[int(rng.integers(len(recent)))]
+        program = make_program(run_id, seq[0], rng, parent)
+        seq[0] += 1
+        with archive.transaction():
+            archive.add_program(program)
+            islands.record(program)
+            archive.bump_run(run_id, evaluations=1, attempts=1)
+            archive.update_run(run_id, next_seq=seq[0])
+
+    def stats(i: int) -> None:
+        archive.run(run_id)
+        archive.status_counts(run_id)
+        archive.count_programs(run_id)
+        archive.stats(run_id, num_cells=PROBLEM.num_cells)
+
+    few = max(20, repeats // 10)
+    figures = [
+        timed(repeats, sample),
+        timed(repeats, insert),
+        timed(repeats, lambda i: archive.top(run_id, 10)),
+        timed(few, lambda i: archive.pareto_front(run_id, PROBLEM.objectives)),
+        timed(few, lambda i: archive.lineage(run_id, newest.id)),
+        timed(few, stats),
+    ]
+    return figures, seq[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--repeats", type=int, default=300)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    print(f"median and p99 of {args.repeats} repeats, in ms; one run, {ISLANDS} islands, "
-          "100 cells, 2 objectives; SQLite WAL, synchronous=NORMAL")
-    header = (f"{'programs':>9} {'':>6} {'sample':>17} {'insert':>17} {'top-k':>17} "
-              f"{'pareto':>17} {'lineage':>17} {'stats':>17} {'depth':>6} {'file MB':>8}")
+    print(
+        f"median and p99 of {args.repeats} repeats, in ms; one run, {ISLANDS} islands, "
+        "100 cells, 2 objectives; SQLite WAL, synchronous=NORMAL"
+    )
+    header = (
+        f"{'programs':>9} {'':>6} {'sample':>17} {'insert':>17} {'top-k':>17} "
+        f"{'pareto':>17} {'lineage':>17} {'stats':>17} {'depth':>6} {'file MB':>8}"
+    )
     print(header)
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "scale.db"
@@ -154,43 +209,16 @@ def main() -> None:
                 have = size
                 seeded = time.perf_counter() - started
                 archive.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                figures, have = measure(archive, islands, run_id, have, rng, recent, args.repeats)
                 newest = recent[-1]
-                seq = [have]
-
-                def sample(i: int) -> None:
-                    islands.select(i % ISLANDS, np.random.default_rng([1, i]))
-
-                def insert(i: int) -> None:
-                    parent = recent[int(rng.integers(len(recent)))]
-                    program = make_program(run_id, seq[0], rng, parent)
-                    seq[0] += 1
-                    with archive.transaction():
-                        archive.add_program(program)
-                        islands.record(program)
-                        archive.bump_run(run_id, evaluations=1, attempts=1)
-                        archive.update_run(run_id, next_seq=seq[0])
-
-                def stats(i: int) -> None:
-                    archive.run(run_id)
-                    archive.status_counts(run_id)
-                    archive.count_programs(run_id)
-                    archive.stats(run_id, num_cells=PROBLEM.num_cells)
-
-                figures = [
-                    timed(args.repeats, sample),
-                    timed(args.repeats, insert),
-                    timed(args.repeats, lambda i: archive.top(run_id, 10)),
-                    timed(max(20, args.repeats // 10),
-                          lambda i: archive.pareto_front(run_id, PROBLEM.objectives)),
-                    timed(max(20, args.repeats // 10),
-                          lambda i: archive.lineage(run_id, newest.id)),
-                    timed(max(20, args.repeats // 10), stats),
-                ]
-                have = seq[0]
                 depth = len(archive.lineage(run_id, newest.id))
                 mb = sum(p.stat().st_size for p in Path(tmp).glob("scale.db*")) / 2**20
-                print(f"{have:>9} {'':>6} " + " ".join(fmt(f) for f in figures)
-                      + f" {depth:>6} {mb:>8.0f}   (grown in {seeded:.0f} s)", flush=True)
+                print(
+                    f"{have:>9} {'':>6} "
+                    + " ".join(fmt(f) for f in figures)
+                    + f" {depth:>6} {mb:>8.0f}   (grown in {seeded:.0f} s)",
+                    flush=True,
+                )
                 print(f"{'':>9} {'':>6} " + " ".join(f"{'median':>8} {'p99':>8}" for _ in figures))
 
 

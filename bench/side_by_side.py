@@ -158,7 +158,11 @@ def openevolve_python(choice: str | None) -> tuple[str | None, str]:
     candidates += [os.environ.get("OPENEVOLVE_PYTHON", ""), sys.executable]
     for python in filter(None, candidates):
         probe = subprocess.run(
-            [python, "-c", "import openevolve, importlib.metadata as m; print(m.version('openevolve'))"],
+            [
+                python,
+                "-c",
+                "import openevolve, importlib.metadata as m; print(m.version('openevolve'))",
+            ],
             capture_output=True,
             text=True,
         )
@@ -231,9 +235,13 @@ def main() -> None:
             for candidates in args.candidates:
                 ef, oe = [], []
                 for _ in range(args.repeats):
-                    wall, n = run_evoforge(url, candidates, args.workers, Path(tmp), args.evoforge_arg)
+                    wall, n = run_evoforge(
+                        url, candidates, args.workers, Path(tmp), args.evoforge_arg
+                    )
                     ef.append(n / wall)
-                    print(f"  evoforge   {candidates:>5}: {n} evaluations in {wall:.2f} s", flush=True)
+                    print(
+                        f"  evoforge   {candidates:>5}: {n} evaluations in {wall:.2f} s", flush=True
+                    )
                     if python:
                         wall, n = run_openevolve(python, url, candidates, args.workers, Path(tmp))
                         oe.append(n / wall)
