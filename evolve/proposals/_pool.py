@@ -128,6 +128,7 @@ class ProposalPool:
         self._background: set[asyncio.Task[Any]] = set()
         self._closed = False
         self._failures: list[str] = []
+        self._replacing = 0  # replacements being started: a lost worker is not the end
 
     async def start(self) -> None:
         """Start the workers; they get ready (import litellm, set models up) meanwhile.
@@ -211,7 +212,7 @@ class ProposalPool:
                 return min(ready, key=lambda w: (len(w.pending), w.index))
             if self._closed:
                 raise ProposalError("the proposal workers were stopped")
-            if self._workers and all(w.failure for w in self._workers):
+            if self._workers and not self._replacing and all(w.failure for w in self._workers):
                 reasons = "; ".join(dict.fromkeys(w.failure for w in self._workers))
                 raise ProposalError(f"no proposal worker could start: {reasons}")
             self._changed.clear()
@@ -281,14 +282,19 @@ class ProposalPool:
             log.error("%s; not replaced (%d replaced already)", worker.failure, MAX_RESTARTS)
             return
         self.stats.restarts += 1
+        self._replacing += 1
         log.warning("%s; starting a replacement", worker.failure)
         task = asyncio.get_running_loop().create_task(self._replace(worker))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
     async def _replace(self, old: _Process) -> None:
-        new = await self._spawn(old.index)
-        self._workers[self._workers.index(old)] = new
+        try:
+            new = await self._spawn(old.index)
+            self._workers[self._workers.index(old)] = new
+        finally:
+            self._replacing -= 1
+            self._changed.set()
 
     async def _stop(self, worker: _Process) -> None:
         worker.stopping = True
