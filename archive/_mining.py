@@ -109,20 +109,22 @@ def pareto_front(archive: Archive, run_id: str, objectives: Sequence[Objective])
 def lineage(archive: Archive, run_id: str, program_id: str) -> list[Program]:
     """See :meth:`Archive.lineage`. Stops early at a parent missing from the archive.
 
-    One recursive query walks the parent links through the primary key (run_id, id): a
-    2,000-generation lineage is read in milliseconds, not 2,000 round trips. The walk is
+    One recursive query walks the parent links through the primary key (run_id, id), keeping
+    each step's rowid, and the rows are then read by rowid: a 2,000-generation lineage is one
+    query of a few ms (plus decoding the programs), not 2,000 round trips. The walk is
     bounded by the run's number of programs, so even a (corrupt) cycle ends.
     """
     archive.get_program(run_id, program_id)  # raises for an unknown program
     bound = archive.count_programs(run_id) + 1
     columns = ", ".join(f"p.{c}" for c in COLUMNS)
     rows = archive.conn.execute(
-        "WITH RECURSIVE chain(id, depth) AS (SELECT ?, 0 UNION ALL "
-        "SELECT p.parent_id, c.depth + 1 FROM chain AS c JOIN programs AS p "
-        "ON p.run_id = ? AND p.id = c.id WHERE p.parent_id IS NOT NULL AND c.depth < ?) "
-        f"SELECT c.depth, {columns} FROM chain AS c JOIN programs AS p "
-        "ON p.run_id = ? AND p.id = c.id ORDER BY c.depth",
-        (program_id, run_id, bound, run_id),
+        "WITH RECURSIVE chain(rid, parent, depth) AS (SELECT rowid, parent_id, 0 FROM programs "
+        "WHERE run_id = ? AND id = ? UNION ALL SELECT p.rowid, p.parent_id, c.depth + 1 "
+        "FROM chain AS c JOIN programs AS p ON p.run_id = ? AND p.id = c.parent "
+        "WHERE c.depth < ?) "
+        f"SELECT c.depth, {columns} FROM chain AS c JOIN programs AS p ON p.rowid = c.rid "
+        "ORDER BY c.depth",
+        (run_id, program_id, run_id, bound),
     ).fetchall()
     chain: list[Program] = []
     seen: set[str] = set()
