@@ -9,7 +9,7 @@ reads while a run writes, and cannot write.
 """
 
 from evoforge.archive._archive import DB_ENV, DEFAULT_DB, Archive, default_db
-from evoforge.archive._errors import ArchiveError
+from evoforge.archive._errors import ArchiveError, ArchiveWriteError, RunLockedError
 from evoforge.archive._failures import FailureGroup, failure_message, signature
 from evoforge.archive._feedback import (
     REPAIRABLE,
@@ -22,6 +22,7 @@ from evoforge.archive._feedback import (
     model_usage,
     repairable_failures,
 )
+from evoforge.archive._lock import RunLock, lock_path
 from evoforge.archive._migrations import migrations
 from evoforge.archive._mining import Node
 from evoforge.archive._outcome import EvalResult, Status
@@ -40,7 +41,12 @@ __all__ = [
     "Archive",
     "default_db",
     "ArchiveError",
+    "ArchiveWriteError",
     "migrations",
+    # one writer per run
+    "RunLock",
+    "RunLockedError",
+    "lock_path",
     # programs and what happened to them
     "EvalResult",
     "Program",

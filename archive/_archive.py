@@ -16,6 +16,7 @@ from evoforge.archive import _failures, _mining, _timeline
 from evoforge.archive._base import PROGRAM_CACHE_SIZE
 from evoforge.archive._errors import ArchiveError
 from evoforge.archive._failures import FailureGroup
+from evoforge.archive._front import Fronts
 from evoforge.archive._grids import Grids
 from evoforge.archive._migrations import NAMES, migrations
 from evoforge.archive._mining import Node
@@ -50,7 +51,28 @@ def default_db() -> Path:
     return Path(os.environ.get(DB_ENV) or DEFAULT_DB)
 
 
-class Archive(Runs, Grids):
+# What a read-only reader of an archive without a migration sees in its place (see _migrate).
+_READER_VIEWS: dict[str, tuple[str, ...]] = {
+    # rows written before m004 used one evaluation each
+    "m004_mining_indexes": (
+        "CREATE TEMP VIEW programs AS SELECT *, 1 AS evaluations FROM main.programs",
+    ),
+    # m005's derived tables, computed from the programs; no Pareto front is kept (directions
+    # unknown): pareto_front() scans, as for runs created before m005
+    "m005_derived_at_scale": (
+        "CREATE TEMP VIEW run_status_counts AS SELECT run_id, status, count(*) AS n "
+        "FROM main.programs GROUP BY run_id, status",
+        "CREATE TEMP VIEW run_best_points AS SELECT p.run_id, p.seq, p.score "
+        "FROM main.programs AS p WHERE p.status = 'ok' AND p.score IS NOT NULL AND NOT EXISTS "
+        "(SELECT 1 FROM main.programs AS q WHERE q.run_id = p.run_id AND q.status = 'ok' "
+        "AND q.score >= p.score AND q.seq < p.seq)",
+        "CREATE TEMP VIEW runs AS SELECT *, NULL AS objectives_json FROM main.runs",
+        "CREATE TEMP VIEW run_pareto AS SELECT NULL AS run_id, NULL AS program_id WHERE 0",
+    ),
+}
+
+
+class Archive(Runs, Grids, Fronts):
     """The single source of truth of evoforge: an SQLite file in WAL mode.
 
     Opening applies pending schema migrations. ``read_only=True`` opens the file as a reader
@@ -147,14 +169,14 @@ class Archive(Runs, Grids):
                 f"cannot open archive {self.path} read-only: it has no evoforge tables yet; "
                 "is it an evoforge archive? A run creates them when it starts"
             )
-        if "m004_mining_indexes" in self.pending_migrations:
-            # Rows written before m004 used one evaluation each. A TEMP view (in this
-            # connection's own temp database: nothing is written to the file) supplies the
-            # column to this reader, shadowing the table for unqualified queries.
+        views = [v for name in self.pending_migrations for v in _READER_VIEWS.get(name, ())]
+        if views:
+            # TEMP views (in this connection's own temp database: nothing is written to the
+            # file) give this reader what the pending migrations would add, shadowing the
+            # tables for unqualified queries; derived data is computed instead of kept.
             self.conn.execute("PRAGMA query_only = OFF")
-            self.conn.execute(
-                "CREATE TEMP VIEW programs AS SELECT *, 1 AS evaluations FROM main.programs"
-            )
+            for view in views:
+                self.conn.execute(view)
             self.conn.execute("PRAGMA query_only = ON")
 
     def close(self) -> None:
@@ -188,21 +210,54 @@ class Archive(Runs, Grids):
                 (program.run_id, program.id),
             )
         except sqlite3.IntegrityError as e:
-            # Work out which constraint failed from the data, not from SQLite's wording.
-            run_id = program.run_id
-            if self.has_program(run_id, program.id):
-                found = f"program {program.id} is already in run {run_id!r}"
-                fix = "check has_program() first and count the duplicate"
-            elif self.conn.execute(
-                "SELECT 1 FROM programs WHERE run_id = ? AND seq = ?", (run_id, program.seq)
-            ).fetchone():
-                found = f"seq {program.seq} is already used in run {run_id!r}"
-                fix = "hand out attempt numbers with reserve_seq()"
-            elif not self._run_exists(run_id):
-                raise self._no_run(run_id) from e
-            else:
-                found, fix = f"program {program.id} was refused ({e})", "fix that field"
-            raise ArchiveError(f"cannot add program: {found}; {fix}") from e
+            raise self._refused(program, e) from e
+        self._offer_front((program,))
+
+    def add_programs(self, programs: Sequence[Program]) -> None:
+        """Store many attempts at once (a bulk import, a benchmark's seeding): the same rows and
+        derived data as :meth:`add_program` for each, in one statement.
+
+        Call it inside :meth:`transaction` to make the batch atomic.
+
+        Raises:
+            ArchiveError: as :meth:`add_program`, for the first program refused (with a
+                transaction, nothing of the batch is stored then).
+        """
+        rows = [to_row(p) for p in programs]
+        try:
+            self.conn.executemany(INSERT_SQL, rows)
+        except sqlite3.IntegrityError as e:
+            for program in programs:  # find the one refused, for the message
+                if (
+                    self.has_program(program.run_id, program.id)
+                    or self.conn.execute(
+                        "SELECT 1 FROM programs WHERE run_id = ? AND seq = ?",
+                        (program.run_id, program.seq),
+                    ).fetchone()
+                ):
+                    raise self._refused(program, e) from e
+            raise ArchiveError(f"cannot add programs: {e}") from e
+        self._offer_front(programs)
+
+    def _refused(self, program: Program, e: sqlite3.IntegrityError) -> ArchiveError:
+        """Why SQLite refused ``program``, worked out from the data (not SQLite's wording)."""
+        run_id = program.run_id
+        if self.has_program(run_id, program.id):
+            found = f"program {program.id} is already in run {run_id!r}"
+            fix = "check has_program() first and count the duplicate"
+        elif self.conn.execute(
+            "SELECT 1 FROM programs WHERE run_id = ? AND seq = ?", (run_id, program.seq)
+        ).fetchone():
+            found = f"attempt number (seq) {program.seq} is already used in run {run_id!r}"
+            fix = (
+                "each attempt needs its own number (reserve_seq() hands them out) and only "
+                "one controller may write a run at a time"
+            )
+        elif not self._run_exists(run_id):
+            return self._no_run(run_id)
+        else:
+            found, fix = f"program {program.id} was refused ({e})", "fix that field"
+        return ArchiveError(f"cannot add program: {found}; {fix}")
 
     def begin_evaluation(self, run_id: str, program_id: str, seq: int) -> int:
         """Note that program ``program_id`` (attempt ``seq``) is being evaluated; returns how
@@ -299,18 +354,19 @@ class Archive(Runs, Grids):
 
     def count_programs(self, run_id: str, status: Status | str | None = None) -> int:
         """How many programs the run holds, optionally of one status."""
+        # run_status_counts is kept by a trigger on every insert: O(statuses), not O(run).
         if status is None:
-            sql, params = "SELECT count(*) FROM programs WHERE run_id = ?", (run_id,)
+            sql, params = "SELECT sum(n) FROM run_status_counts WHERE run_id = ?", (run_id,)
         else:
-            sql = "SELECT count(*) FROM programs WHERE run_id = ? AND status = ?"
+            sql = "SELECT n FROM run_status_counts WHERE run_id = ? AND status = ?"
             params = (run_id, str(Status(status)))
-        return self.conn.execute(sql, params).fetchone()[0]
+        row = self.conn.execute(sql, params).fetchone()
+        return 0 if row is None or row[0] is None else row[0]
 
     def status_counts(self, run_id: str) -> dict[str, int]:
         """Programs per status (only statuses that occur), e.g. ``{"ok": 90, "timeout": 3}``."""
         rows = self.conn.execute(
-            "SELECT status, count(*) FROM programs WHERE run_id = ? "
-            "GROUP BY status ORDER BY status",
+            "SELECT status, n FROM run_status_counts WHERE run_id = ? AND n > 0 ORDER BY status",
             (run_id,),
         )
         return dict(rows.fetchall())

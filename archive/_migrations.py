@@ -235,6 +235,77 @@ def m004_mining_indexes(db: Database) -> None:
     )
 
 
+@migrations()
+def m005_derived_at_scale(db: Database) -> None:
+    """Data derived from ``programs`` kept as rows are stored, so that a run's status counts,
+    best-over-time and Pareto front read O(answer) rows at a million programs, not O(run).
+
+    Programs are append-only (no statement of evoforge updates or deletes one), so triggers
+    and inserts keep these exact. Existing runs are backfilled here; their Pareto front is
+    not (their objectives' directions were not recorded): ``pareto_front`` scans them.
+    """
+    db["run_status_counts"].create(
+        {"run_id": str, "status": str, "n": int},
+        pk=("run_id", "status"),
+        foreign_keys=_RUN_FK,
+        not_null=["run_id", "status", "n"],
+        strict=True,
+    )
+    # The primary key serves status_counts() and count_programs(): WHERE run_id = ?.
+    db.execute(
+        "INSERT INTO run_status_counts (run_id, status, n) "
+        "SELECT run_id, status, count(*) FROM programs GROUP BY run_id, status"
+    )
+    db.execute(
+        "CREATE TRIGGER programs_count AFTER INSERT ON programs BEGIN "
+        "INSERT INTO run_status_counts (run_id, status, n) VALUES (NEW.run_id, NEW.status, 1) "
+        "ON CONFLICT (run_id, status) DO UPDATE SET n = n + 1; END"
+    )
+
+    # best_over_time(): the run's prefix maxima of score in seq order, one row per point.
+    db["run_best_points"].create(
+        {"run_id": str, "seq": int, "score": float},
+        pk=("run_id", "seq"),
+        foreign_keys=_RUN_FK,
+        not_null=["run_id", "seq", "score"],
+        strict=True,
+    )
+    # The primary key serves best_over_time() (WHERE run_id = ? ORDER BY seq) and the
+    # trigger's prefix maximum (seq < NEW.seq) and clean-up (seq > NEW.seq) ranges.
+    db.execute(
+        "CREATE TRIGGER programs_best AFTER INSERT ON programs "
+        "WHEN NEW.status = 'ok' AND NEW.score IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+        "run_best_points WHERE run_id = NEW.run_id AND seq < NEW.seq AND score >= NEW.score) "
+        "BEGIN "
+        "DELETE FROM run_best_points WHERE run_id = NEW.run_id AND seq > NEW.seq "
+        "AND score <= NEW.score; "
+        "INSERT INTO run_best_points (run_id, seq, score) VALUES (NEW.run_id, NEW.seq, NEW.score); "
+        "END"
+    )
+    rows = db.execute(
+        "SELECT run_id, seq, score FROM programs WHERE status = 'ok' AND score IS NOT NULL "
+        "ORDER BY run_id, seq"
+    )
+    points, best = [], {}
+    for run_id, seq, score in rows:
+        if run_id not in best or score > best[run_id]:
+            best[run_id] = score
+            points.append((run_id, seq, score))
+    db.conn.executemany("INSERT INTO run_best_points (run_id, seq, score) VALUES (?, ?, ?)", points)
+
+    # pareto_front() for the objectives a run was created with (runs.objectives_json): the
+    # run's non-dominated ok programs, kept by Archive.add_program.
+    db["runs"].add_column("objectives_json", str)  # [[name, "maximize"|"minimize"], ...]
+    db["run_pareto"].create(
+        {"run_id": str, "program_id": str},
+        pk=("run_id", "program_id"),
+        foreign_keys=_RUN_FK,
+        not_null=["run_id", "program_id"],
+        strict=True,
+    )
+    # The primary key serves pareto_front() and its upkeep: WHERE run_id = ?.
+
+
 # Names of every migration this version knows, in order; an archive that has applied others
 # was written by a newer evoforge.
 NAMES: tuple[str, ...] = tuple(

@@ -184,13 +184,23 @@ def to_row(p: Program) -> tuple[Any, ...]:
 
 
 def from_row(row: Sequence[Any]) -> Program:
-    """The :class:`Program` for a row selected with :data:`SELECT_SQL`."""
-    loads = _json.loads
+    """The :class:`Program` for a row selected with :data:`SELECT_SQL`.
+
+    The seven JSON columns are decoded with one ``json.loads`` of an array around them: the
+    per-call overhead of ``json.loads`` (Python, not the C scanner) was half the cost of
+    reading a program (a 2,000-generation lineage, a top-k).
+    """
+    texts = row[12:19]
+    if any(t is None for t in texts):  # written by hand: decode one by one, as stored
+        decoded = [None if t is None else _json.loads(t) for t in texts]
+    else:
+        decoded = _json.loads(f"[{','.join(texts)}]")
+    metrics, objectives, descriptors, artifacts, timings, device, inspirations = decoded
     return Program(
         run_id=row[0], id=row[1], seq=row[2], source=row[3], parent_id=row[4], island=row[5],
         generation=row[6], status=Status(row[7]), edit=row[8], edit_kind=row[9],
-        score=row[10], cell=row[11], metrics=loads(row[12]), objectives=loads(row[13]),
-        descriptors=loads(row[14]), artifacts=loads(row[15]), timings=loads(row[16]),
-        device=loads(row[17]), inspiration_ids=tuple(loads(row[18])), model=row[19],
-        created_at=row[20], evaluations=row[21],
+        score=row[10], cell=row[11], metrics=metrics, objectives=objectives,
+        descriptors=descriptors, artifacts=artifacts, timings=timings, device=device,
+        inspiration_ids=tuple(inspirations or ()), model=row[19], created_at=row[20],
+        evaluations=row[21],
     )  # fmt: skip

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from evoforge import _json
 from evoforge.archive._base import Store, check_fields
 from evoforge.archive._errors import ArchiveError
+from evoforge.archive._front import spec_json
 from evoforge.archive._records import RunInfo, RunStatus
 
 if TYPE_CHECKING:
@@ -64,7 +65,8 @@ class Runs(Store):
         """Start a new run of ``problem`` with status ``running``.
 
         Args:
-            problem: the problem being evolved (its name and spec path are stored).
+            problem: the problem being evolved (its name, spec path and objectives with
+                their directions are stored: the run's Pareto front is kept for those).
             config: the run configuration, stored as JSON so ``resume`` needs only the id.
             seed: the run's RNG seed.
             run_id: the id to use; by default a readable unique one such as
@@ -88,11 +90,13 @@ class Runs(Store):
                     f"run {run_id!r} already exists in {self.path}; choose another id or "
                     "resume that run"
                 )
+            objectives = getattr(problem, "objectives", ())
             self.conn.execute(
                 "INSERT INTO runs (id, problem, problem_path, config_json, seed, status, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "created_at, updated_at, objectives_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, problem.name, str(problem.spec_path), _json.dumps(config), int(seed),
-                 RunStatus.RUNNING.value, now, now),
+                 RunStatus.RUNNING.value, now, now,
+                 spec_json(objectives) if objectives else None),
             )  # fmt: skip
         return self.run(run_id)
 

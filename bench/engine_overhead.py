@@ -6,7 +6,13 @@ and prints:
   - engine overhead per candidate: time on the event loop outside the model call and the
     evaluation (selection, prompt, edit, syntax check, SQLite commit, island bookkeeping);
   - model and evaluation time per candidate, for scale;
-  - evaluation-slot utilisation: busy time of the evaluation slots / (wall time x slots).
+  - evaluation-slot utilisation: busy time of the evaluation slots / (wall time x slots);
+  - CPU ms per candidate by part: the controller process (selection, prompt context, commit,
+    message encoding), and in the proposal workers: building the prompt, the model client
+    (litellm: request, response, accounting; the rest of the worker's CPU), applying the
+    answer plus the syntax check, and message framing; "engine" is everything but the model
+    client (the candidate's own run is in the sandboxes, not counted here);
+  - the time from the session's start to its first model request (workers starting included).
 
 Large archives are seeded directly (synthetic programs through the same archive and island
 calls the controller makes), so reaching 100k programs takes seconds, not hours.
@@ -91,10 +97,21 @@ def slow_trivial(folder: Path, eval_ms: float) -> Path:
 
 
 async def measure(
-    size: int, candidates: int, workers: int, db: Path, problem_ref: str = "trivial"
+    size: int,
+    candidates: int,
+    workers: int,
+    db: Path,
+    problem_ref: str = "trivial",
+    proposal_workers: int | None = None,
 ) -> dict[str, float]:
     problem = resolve_problem(problem_ref)
-    config = RunConfig(problem=problem_ref, budget=size + candidates, workers=workers, seed=1)
+    config = RunConfig(
+        problem=problem_ref,
+        budget=size + candidates,
+        workers=workers,
+        seed=1,
+        proposal_workers=proposal_workers,
+    )
     prepare(config.model)  # litellm import and provider set-up are start-up, not per candidate
     with Archive(db) as archive:
         run = archive.create_run(problem, config=config.to_dict(), seed=config.seed)
@@ -105,13 +122,28 @@ async def measure(
             controller = Controller(
                 archive, archive.run(run.id), problem, config, evaluator, islands
             )
-            started = time.perf_counter()
+            started, started_mono = time.perf_counter(), time.monotonic()
+            cpu_before = time.process_time()
             report = await controller.run_session()
             wall = time.perf_counter() - started
+            controller_cpu = time.process_time() - cpu_before
         assert report.status == "finished", report
         t = controller.timings
         evaluated = controller.snapshot.session_evaluations
+        pool = t.proposals
+        worker_cpu = pool.total("cpu_s") if pool and pool.workers else float("nan")
+        prompt, edit = sum(t.prompt_cpu_s), sum(t.edit_cpu_s)
+        frames = pool.total("frame_cpu_s") if pool and pool.workers else 0.0
+        per = 1e3 / max(1, evaluated)
+        first = (t.first_proposal_at or started_mono) - started_mono
         return {
+            "cpu_controller_ms": controller_cpu * per,
+            "cpu_prompt_ms": prompt * per,
+            "cpu_client_ms": (worker_cpu - prompt - edit - frames) * per,
+            "cpu_edit_ms": edit * per,
+            "cpu_frames_ms": frames * per,
+            "cpu_engine_ms": (controller_cpu + prompt + edit + frames) * per,
+            "first_request_s": first,
             "programs": archive.count_programs(run.id),
             "candidates_per_s": evaluated / wall,
             "overhead_median_ms": 1e3 * statistics.median(t.overhead_s),
@@ -127,7 +159,10 @@ def format_row(row: dict[str, float]) -> str:
         f"{row['programs']:>9} {row['candidates_per_s']:>8.1f} "
         f"{row['overhead_median_ms']:>14.3f} / {row['overhead_p90_ms']:<8.3f} "
         f"{row['model_median_ms']:>9.2f} {row['eval_median_ms']:>8.2f} "
-        f"{row['slot_utilisation']:>8.1%}"
+        f"{row['slot_utilisation']:>8.1%}   "
+        f"{row['cpu_controller_ms']:>6.2f} {row['cpu_prompt_ms']:>6.2f} "
+        f"{row['cpu_client_ms']:>6.2f} {row['cpu_edit_ms']:>6.2f} {row['cpu_frames_ms']:>6.2f} "
+        f"{row['cpu_engine_ms']:>6.2f} {row['first_request_s']:>7.2f}"
     )
 
 
@@ -137,17 +172,25 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=400)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--eval-ms", type=float, default=20.0)
+    parser.add_argument(
+        "--proposal-workers", type=int, nargs="+", default=[None], help="one row set per value"
+    )
     args = parser.parse_args()
     print(
         f"{'programs':>9} {'cand/s':>8} {'overhead ms (median/p90)':>25} {'model ms':>9} "
-        f"{'eval ms':>8} {'slot util':>9}"
+        f"{'eval ms':>8} {'slot util':>9}   CPU ms/candidate: {'ctrl':>6} {'prompt':>6} "
+        f"{'client':>6} {'edit':>6} {'frames':>6} {'engine':>6} {'1st req s':>9}"
     )
     with tempfile.TemporaryDirectory() as tmp:
-        for size in args.sizes:
-            row = asyncio.run(
-                measure(size, args.candidates, args.workers, Path(tmp) / f"bench-{size}.db")
-            )
-            print(format_row(row), flush=True)
+        for processes in args.proposal_workers:
+            if len(args.proposal_workers) > 1:
+                print(f"proposal workers: {processes or 'default'}")
+            for size in args.sizes:
+                db = Path(tmp) / f"bench-{size}-{processes}.db"
+                row = asyncio.run(
+                    measure(size, args.candidates, args.workers, db, proposal_workers=processes)
+                )
+                print(format_row(row), flush=True)
         slow = slow_trivial(Path(tmp) / "slow_trivial", args.eval_ms)
         size = min(args.sizes)
         row = asyncio.run(

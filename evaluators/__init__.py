@@ -9,11 +9,12 @@ a third-party package would register its own. Subpackages, one concept each:
   ``metal`` and ``trainium``, one module per target;
 - :mod:`~evoforge.evaluators.openevolve`: ``openevolve`` (an OpenEvolve folder's evaluator);
 - :mod:`~evoforge.evaluators.devices`: the host's accelerators, fingerprints, exclusive slots;
-- :mod:`~evoforge.evaluators.timing`: interleaved wall time and callgrind counts on CPUs.
+- :mod:`~evoforge.evaluators.timing`: interleaved wall time and callgrind counts on CPUs;
+- :mod:`~evoforge.evaluators.executors`: evaluations on a Ray cluster (``--executor ray``).
 """
 
 from evoforge.archive import EvalResult, Status
-from evoforge.evaluators._base import Availability, Evaluator
+from evoforge.evaluators._base import Availability, Evaluator, ResourceRequest
 from evoforge.evaluators._cascade import run_cascade
 from evoforge.evaluators._registry import evaluator_class, evaluator_origins, evaluators
 from evoforge.evaluators._scoring import classify_metrics, contain_result
@@ -51,6 +52,7 @@ __all__ = [
     # interface
     "Availability",
     "Evaluator",
+    "ResourceRequest",
     # registered evaluators
     "evaluator_class",
     "evaluator_origins",

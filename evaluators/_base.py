@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
@@ -20,6 +21,53 @@ class Availability:
 
     def __str__(self) -> str:
         return "available" if self.available else f"unavailable: {self.reason}"
+
+
+@dataclass(frozen=True)
+class ResourceRequest:
+    """What one evaluation needs from a cluster node (``--executor ray``).
+
+    Attributes:
+        num_cpus: CPU cores held while it runs.
+        num_gpus: GPUs held (``1`` for kernel timing: one kernel on a GPU at a time).
+        resources: custom resources, e.g. ``{"TPU": 1}`` or ``{"neuron_cores": 1}`` (the
+            names Ray's TPU and Neuron nodes advertise), or any a cluster defines.
+    """
+
+    num_cpus: float = 1.0
+    num_gpus: float = 0.0
+    resources: Mapping[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, value: Mapping[str, object]) -> ResourceRequest:
+        """From a problem's ``options["ray_resources"]``, e.g. ``{"num_gpus": 1}`` or
+        ``{"num_cpus": 2, "resources": {"TPU": 4}}``.
+
+        Raises:
+            ValueError: an unknown key or a negative amount.
+        """
+        unknown = sorted(set(value) - {"num_cpus", "num_gpus", "resources"})
+        if unknown:
+            raise ValueError(
+                f"ray_resources has unknown key(s) {', '.join(unknown)}; use num_cpus, "
+                "num_gpus and resources (a table of custom resources)"
+            )
+        custom = value.get("resources") or {}
+        if not isinstance(custom, Mapping):
+            raise ValueError("ray_resources.resources must be a table, e.g. {TPU = 1}")
+        amounts = {
+            "num_cpus": value.get("num_cpus", 1.0),
+            "num_gpus": value.get("num_gpus", 0.0),
+            **{f"resources.{k}": v for k, v in custom.items()},
+        }
+        for name, amount in amounts.items():
+            if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0:
+                raise ValueError(f"ray_resources {name} = {amount!r}: expected a number >= 0")
+        return cls(
+            float(amounts["num_cpus"]),  # type: ignore[arg-type]
+            float(amounts["num_gpus"]),  # type: ignore[arg-type]
+            {str(k): float(v) for k, v in custom.items()},
+        )
 
 
 class Evaluator(abc.ABC):
@@ -63,6 +111,23 @@ class Evaluator(abc.ABC):
         is within tolerance.
         """
         return ""
+
+    @classmethod
+    def resources(cls, problem: Problem) -> ResourceRequest:
+        """What one evaluation of ``problem`` holds on a Ray node (``--executor ray``).
+
+        A problem's ``options["ray_resources"]`` wins (see :meth:`ResourceRequest.of`);
+        otherwise one CPU. Device evaluators ask for their device.
+        """
+        custom = (problem.options or {}).get("ray_resources")
+        if isinstance(custom, Mapping):
+            return ResourceRequest.of(custom)
+        return cls.default_resources()
+
+    @classmethod
+    def default_resources(cls) -> ResourceRequest:
+        """This evaluator's request when the problem names none: one CPU."""
+        return ResourceRequest()
 
     async def start(self) -> None:  # noqa: B027 - optional hook
         """Start worker processes; called once before the first ``evaluate``."""

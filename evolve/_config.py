@@ -12,7 +12,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -32,7 +32,8 @@ class RunConfig(Settings):
     Attributes:
         problem: a built-in problem name, a problem folder, or a spec file.
         budget: evaluations to spend (the seed's included); the run finishes when reached.
-        max_wall_s: active wall-clock time budget in seconds across sessions (None: no limit).
+        max_wall_s: active wall-clock time budget in seconds across sessions (None: no limit);
+            a session counts from when it can propose (start-up is not counted).
         seed: seeds every random choice; with ``workers == 1`` a run is reproducible.
         model: a litellm model string; ``offline/mutator`` is the built-in offline model.
             Shorthand for a one-model ``models`` list.
@@ -47,7 +48,18 @@ class RunConfig(Settings):
             stops (failed, non-zero exit); ``evoforge resume`` continues it.
         retry: retries of one call (``[retry]``: max_attempts, base_s, max_s,
             max_retry_after_s).
-        workers: evaluations in flight (evaluation slots).
+        workers: evaluations in flight (evaluation slots; with ``executor = "ray"``, Ray
+            actors across the cluster).
+        proposal_workers: processes that build prompts, call models and apply answers (None:
+            half the CPU cores, 1 to 16). Each serves many model calls at once; more of them
+            help when litellm's per-call CPU, not the model, limits the rate. Models whose
+            provider plugin was registered in this process only (``pm.register``) are called
+            in the controller's process instead, with a warning.
+        executor: where evaluations run: ``local`` (sandboxed fork servers on this host) or
+            ``ray`` (Ray actors on a cluster, with the evaluator's resource requests; needs
+            ``pip install "evoforge[ray]"``). The controller and the archive stay here.
+        ray_address: the Ray cluster to join (``ray://host:10001`` or ``host:6379``); None
+            starts a local one (``executor = "ray"`` only).
         llm_concurrency: model calls in flight (None: ``1`` when reproducible, else
             ``2 * workers`` for the offline model and ``8 * workers`` for remote ones).
         max_failed_streak: stop (failed) after this many attempts in a row produced nothing
@@ -84,6 +96,9 @@ class RunConfig(Settings):
     max_tokens: PositiveInt = 4096
     workers: PositiveInt = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
     llm_concurrency: PositiveInt | None = None
+    proposal_workers: PositiveInt | None = None
+    executor: Literal["local", "ray"] = "local"
+    ray_address: Annotated[str, Field(min_length=1)] | None = None
     max_failed_streak: PositiveInt = 200
     usd_budget: PositiveFloat | None = None
     token_budget: PositiveInt | None = None
@@ -116,6 +131,20 @@ class RunConfig(Settings):
         if isinstance(models, list | tuple):
             return tuple({"model": m} if isinstance(m, str) else m for m in models)
         return models
+
+    @field_validator("ray_address")
+    @classmethod
+    def _ray_only(cls, address: str | None, info: Any) -> str | None:
+        if address is not None and info.data.get("executor") != "ray":
+            raise ValueError("is only used with executor = 'ray'; add executor = 'ray'")
+        return address
+
+    @property
+    def proposal_processes(self) -> int:
+        """Proposal worker processes: ``proposal_workers``, or half the CPU cores (1 to 16)."""
+        from evoforge.evolve.proposals import default_processes
+
+        return self.proposal_workers or default_processes()
 
     @property
     def reproducible(self) -> bool:

@@ -1,9 +1,14 @@
 """The asynchronous steady-state controller.
 
 Two independent limits: model calls in flight (``model_slots``) and evaluations in flight
-(``workers``). A candidate holds a model slot only while its model call runs and an evaluation
-slot only while it is evaluated, so a slow model never idles an evaluator and a slow
-evaluation never blocks model calls (beyond a bounded queue of ready candidates).
+(``workers``). A candidate holds a model slot only while its proposal is made and an
+evaluation slot only while it is evaluated, so a slow model never idles an evaluator and a
+slow evaluation never blocks model calls (beyond a bounded queue of ready candidates).
+
+The controller's loop does selection, reads the prompt context from the archive, and commits
+outcomes; the proposal itself (prompt, model call, answer parsing, edit, syntax check) runs in
+proposal worker processes (:mod:`evoforge.evolve.proposals`), so litellm's per-call CPU never
+holds up the loop that commits results.
 
 Every outcome is committed in one SQLite transaction on the event-loop thread (program row,
 grid offers, island counters, events, run counters, next sequence number), so a ``kill -9``
@@ -17,6 +22,7 @@ and a resumed run, are reproducible.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,8 +34,6 @@ from evoforge.archive import EvalResult, Program, Status, improved, model_outcom
 from evoforge.evaluators import contain_result
 from evoforge.evaluators.tuning import TRIAL_BUDGET, TrialBudget
 from evoforge.evolve import models
-from evoforge.evolve._edits import EditError, apply_edit
-from evoforge.evolve._syntax import check_syntax
 from evoforge.evolve.models import (
     ModelOutage,
     ModelPool,
@@ -42,13 +46,24 @@ from evoforge.evolve.prompts import (
     Mode,
     OptimizationMemory,
     PromptContext,
-    build_messages,
     choose_mode,
     gather_context,
     pick_repair,
 )
+from evoforge.evolve.proposals import (
+    LocalProposer,
+    PoolStats,
+    Proposal,
+    ProposalPool,
+    ProposalRequest,
+    ProposalSetup,
+    in_process_providers,
+    without_answers,
+)
 from evoforge.islands import Outcome
 from evoforge.plugins import pm
+
+log = logging.getLogger("evoforge")
 
 if TYPE_CHECKING:
     from evoforge.archive import Archive, RunInfo
@@ -88,6 +103,21 @@ class Progress(Protocol):
     def update(self, snapshot: Snapshot) -> None: ...
 
 
+class Proposer(Protocol):
+    """Where proposals are made: :class:`~evoforge.evolve.proposals.ProposalPool` (worker
+    processes) or :class:`~evoforge.evolve.proposals.LocalProposer` (this process)."""
+
+    stats: PoolStats
+
+    async def start(self) -> None: ...
+
+    async def wait_ready(self) -> None: ...
+
+    async def propose(self, request: ProposalRequest) -> Proposal: ...
+
+    async def close(self) -> PoolStats: ...
+
+
 @dataclass
 class Snapshot:
     """What the progress display shows; also the controller's running statistics."""
@@ -119,12 +149,23 @@ class Snapshot:
 
 @dataclass
 class EngineTimings:
-    """Per-candidate engine overhead (outside model calls and evaluations), for benchmarks."""
+    """Per-candidate engine costs, for benchmarks.
+
+    ``overhead_s``: wall time on the controller's loop outside proposals and evaluations
+    (selection, prompt context, commit); ``model_s``: model call latencies; ``eval_s``:
+    evaluation times; ``prompt_cpu_s`` and ``edit_cpu_s``: CPU the proposal workers spent
+    building each prompt, and applying each answer and checking its syntax. ``proposals``:
+    the proposal workers' totals, filled in when the session ends.
+    """
 
     overhead_s: list[float] = field(default_factory=list)
     model_s: list[float] = field(default_factory=list)
     eval_s: list[float] = field(default_factory=list)
     eval_busy_s: float = 0.0
+    prompt_cpu_s: list[float] = field(default_factory=list)
+    edit_cpu_s: list[float] = field(default_factory=list)
+    proposals: PoolStats | None = None
+    first_proposal_at: float | None = None  # time.monotonic() when the first request went out
 
 
 @dataclass(frozen=True)
@@ -159,9 +200,11 @@ class Controller:
         islands: Islands,
         *,
         progress: Progress | None = None,
+        proposer: Proposer | None = None,
     ) -> None:
         self.archive, self.run, self.problem, self.config = archive, run, problem, config
         self.evaluator, self.islands, self.progress = evaluator, islands, progress
+        self.proposer = proposer or make_proposer(problem, config)
         self.timings = EngineTimings()
         self.snapshot = Snapshot(
             run_id=run.id,
@@ -187,7 +230,7 @@ class Controller:
         self._stop = asyncio.Event()
         self._stop_reason = ""
         self._elapsed_base = run.elapsed_s or 0.0
-        self._session_start = time.monotonic()
+        self._session_start: float | None = None  # when proposals could start: see _elapsed
         self.pool = ModelPool(
             config.ensemble_specs,
             policy=config.ensemble,
@@ -220,14 +263,22 @@ class Controller:
             raise
 
     async def _run_session(self) -> SessionReport:
-        # Importing litellm takes seconds: do it while the seed is evaluated.
-        model_ready = asyncio.create_task(
-            asyncio.to_thread(lambda: [models.prepare(m.model) for m in self.pool.specs])
-        )
-        if self.archive.count_programs(self.run.id) == 0:
-            await self._seed()
-        await model_ready
-        self.snapshot.session_started = time.monotonic()  # rates exclude start-up
+        # Proposal workers import litellm (seconds): they start while the seed is evaluated.
+        proposer_started = asyncio.create_task(self.proposer.start())
+        try:
+            if self.archive.count_programs(self.run.id) == 0:
+                await self._seed()
+            await proposer_started
+            await self.proposer.wait_ready()
+            # Rates and the wall-time budget exclude start-up.
+            self.snapshot.session_started = self._session_start = time.monotonic()
+            return await self._steady_state()
+        finally:
+            proposer_started.cancel()
+            await asyncio.gather(proposer_started, return_exceptions=True)
+            self.timings.proposals = await self.proposer.close()
+
+    async def _steady_state(self) -> SessionReport:
         model_slots = asyncio.Semaphore(self.config.model_slots)
         eval_slots = asyncio.Semaphore(self.config.workers)
         max_pending = (
@@ -339,54 +390,51 @@ class Controller:
             memory=self.memory,
             evaluations=self.snapshot.evaluations,
         )
-        messages = build_messages(self.problem, context, self.config.prompts)
         spec = self.pool.choose(rng)
         model_seed = int(rng.integers(2**31 - 1))
         if failed is not None:
             self._repairing.add(failed.id)
+        request = ProposalRequest(
+            seq,
+            without_answers(context),
+            spec,
+            model_seed,
+            jitter_seed=(self.run.seed, seq, 1),  # the retry backoff's jitter
+        )
         overhead = time.perf_counter() - tick
         try:
             async with model_slots:
-                try:
-                    completion = await models.complete(
-                        spec,
-                        messages,
-                        seed=model_seed,
-                        temperature=self.config.temperature,
-                        max_tokens=self.config.max_tokens,
-                        policy=self.config.retry,
-                        rng=np.random.default_rng([self.run.seed, seq, 1]),  # backoff jitter
-                    )
-                except models.ModelError as exc:
-                    if exc.kind != "empty":
-                        self._model_failed(seq, spec, exc)
-                        return
-                    # The model answered, with nothing: an attempt to store, not an outage.
-                    *retried, last = exc.attempts or (models.Attempt("empty", str(exc), 0.0),)
-                    completion = models.Completion(
-                        "", spec.model, last.latency_s, attempts=tuple(retried)
-                    )
-            await self._use_answer(
-                seq, spec, completion, context, selection.island, eval_slots, overhead
+                if self.timings.first_proposal_at is None:
+                    self.timings.first_proposal_at = time.monotonic()
+                proposal = await self.proposer.propose(request)
+            await self._use_proposal(
+                seq, spec, proposal, context, selection.island, eval_slots, overhead
             )
         finally:
             if failed is not None:
                 self._repairing.discard(failed.id)
 
-    async def _use_answer(
+    async def _use_proposal(
         self,
         seq: int,
         spec: ModelSpec,
-        completion: models.Completion,
+        proposal: Proposal,
         context: PromptContext,
         island: int,
         eval_slots: asyncio.Semaphore,
         overhead: float,
     ) -> None:
-        """Apply the answer, check it, evaluate the child and commit the outcome."""
+        """Record a failed call, or check the child, evaluate it and commit the outcome."""
         tick = time.perf_counter()
+        if proposal.failure is not None or proposal.completion is None:
+            assert proposal.failure is not None
+            self._model_failed(seq, spec, proposal.failure.error())
+            return
+        completion = proposal.completion
         parent = context.parent  # in repair mode, the failed program being fixed
         self.timings.model_s.append(completion.latency_s)
+        self.timings.prompt_cpu_s.append(proposal.prompt_cpu_s)
+        self.timings.edit_cpu_s.append(proposal.edit_cpu_s)
         mode = Mode(context.mode)
         partners = (*context.inspirations, *filter(None, [context.second_parent]))
         common = dict(
@@ -397,12 +445,9 @@ class Controller:
             inspirations=partners,
             edit=_stored_answer(completion.text),
         )
-        try:
-            if not completion.text.strip():
-                raise EditError("the model's answer was empty: there is no edit to apply")
-            applied = apply_edit(parent.source or "", completion.text)
-        except EditError as exc:
-            failed = EvalResult(Status.EDIT_ERROR, artifacts={"error": str(exc)})
+        applied = proposal.child
+        if applied is None:
+            failed = EvalResult(Status.EDIT_ERROR, artifacts={"error": proposal.edit_error or ""})
             program = self._program(source=None, result=failed, edit_kind=str(mode), **common)
             self._commit(program, completion, spec, parent.score, tick, overhead)
             return
@@ -412,9 +457,8 @@ class Controller:
         if child_id in self._in_flight or self.archive.has_program(self.run.id, child_id):
             self._commit_duplicate(seq, completion, spec)
             return
-        syntax = check_syntax(applied.source) if self.problem.language == "python" else None
-        if syntax is not None:
-            failed = EvalResult(Status.SYNTAX_ERROR, artifacts={"error": syntax})
+        if proposal.syntax_error is not None:
+            failed = EvalResult(Status.SYNTAX_ERROR, artifacts={"error": proposal.syntax_error})
             program = self._program(source=applied.source, result=failed, edit_kind=kind, **common)
             self._commit(program, completion, spec, parent.score, tick, overhead)
             return
@@ -530,6 +574,13 @@ class Controller:
         count = (result.evaluations if result is not None else 1) if evaluated else 0
         with self.archive.transaction():
             self.archive.add_program(program)
+            if "requeued" in program.artifacts:  # the Ray executor lost a worker on the way
+                self.archive.record_event(
+                    self.run.id,
+                    "eval_requeued",
+                    seq=program.seq,
+                    data={"program": program.id, "note": program.artifacts["requeued"]},
+                )
             outcome = self.islands.record(program) if evaluated else Outcome()
             self._record_call(program.seq, completion, program.id)
             self._account(program, evaluated=count)
@@ -651,6 +702,11 @@ class Controller:
     # --- endings -----------------------------------------------------------------------------
 
     def _elapsed(self) -> float:
+        """Active wall time of the run: earlier sessions', plus this one's since it could
+        propose (start-up, which is mostly importing litellm in the proposal workers, and the
+        seed's evaluation are not counted: they say nothing about the search)."""
+        if self._session_start is None:
+            return self._elapsed_base
         return self._elapsed_base + time.monotonic() - self._session_start
 
     def _wall_remaining(self) -> float | None:
@@ -712,6 +768,28 @@ class Controller:
             self.snapshot.best_score,
             self.snapshot.best_program_id,
         )
+
+
+def make_proposer(problem: Problem, config: RunConfig) -> Proposer:
+    """Proposal worker processes for ``config``'s models, or this process when a model's
+    provider plugin was registered here only (a worker could not load it)."""
+    setup = ProposalSetup(
+        problem=problem,
+        prompts=config.prompts,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        retry=config.retry,
+        models=tuple(dict.fromkeys(s.model for s in config.ensemble_specs)),
+    )
+    local = in_process_providers(setup.models)
+    if local:
+        log.warning(
+            "model provider %s is a plugin registered in this process only (pm.register), "
+            "which proposal worker processes cannot load: proposals run in this process",
+            ", ".join(repr(p) for p in local),
+        )
+        return LocalProposer(setup)
+    return ProposalPool(setup, config.proposal_processes)
 
 
 def _stored_answer(text: str) -> str:

@@ -13,11 +13,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from evoforge.archive import Archive, RunInfo
+from evoforge.archive import Archive, ArchiveWriteError, RunInfo, RunLock
 from evoforge.evaluators import Evaluator, evaluator_class
 from evoforge.evaluators.tuning import tuning_unavailable
 from evoforge.evolve._config import ConfigError, RunConfig
-from evoforge.evolve._controller import Controller, Progress, SessionReport
+from evoforge.evolve._controller import Controller, Progress, SessionReport, make_proposer
 from evoforge.evolve._resolve import resolve_problem
 from evoforge.evolve.prompts import PromptTemplateError, load_templates
 from evoforge.islands import Islands, Strategy
@@ -101,13 +101,16 @@ async def start_run(
     Raises:
         ConfigError: a setting or the problem cannot run here (nothing is written then).
         SeedError: the seed program failed (the run is stored, ``failed``).
+        ArchiveWriteError: the archive could not be written (disk full, I/O error); what was
+            committed is kept, and the run can be resumed.
     """
     problem = resolve_problem(config.problem)
     parts = _prepare(problem, config)  # before the run exists: a bad setting leaves no trace
     options = SessionOptions(progress, handle_signals, stop)
     with Archive(db) as archive:
         run = archive.create_run(problem, config=config.to_dict(), seed=config.seed)
-        return run, await _session(archive, run, problem, config, parts, "run_start", options)
+        with _writer_lock(archive, run.id):
+            return run, await _session(archive, run, problem, config, parts, "run_start", options)
 
 
 async def resume_run(
@@ -127,50 +130,63 @@ async def resume_run(
 
     Raises:
         ConfigError: no such run, its budget is spent, or its problem folder moved.
+        RunLockedError: another controller is running this run right now (nothing is
+            written then).
     """
     with Archive(db) as archive:
         run = archive.find_run(run_id) if run_id else archive.latest_run()
         if run is None:
             raise ConfigError(f"{db} has no runs to resume; start one with `evoforge run`")
         _check_seeded(archive, run)
-        config = RunConfig.from_dict(run.config, origin=f"run {run.id}")
-        raised = {
-            name: value
-            for name, value in (
-                ("budget", budget),
-                ("usd_budget", usd_budget),
-                ("token_budget", token_budget),
+        with _writer_lock(archive, run.id):
+            run = archive.run(run.id)  # as the last writer left it
+            return await _resume_locked(
+                archive,
+                run,
+                {"budget": budget, "usd_budget": usd_budget, "token_budget": token_budget},
+                SessionOptions(progress, handle_signals, stop),
             )
-            if value is not None
-        }
-        if raised:
-            config = config.replace(**raised)
-            archive.update_run(run.id, config=config.to_dict())
-        if run.evaluations >= config.budget:
-            raise ConfigError(
-                f"run {run.id} already spent its budget of {config.budget} "
-                "evaluations; pass --budget N with a larger N to continue it"
-            )
-        if config.usd_budget is not None and (run.cost_usd or 0.0) >= config.usd_budget:
-            raise ConfigError(
-                f"run {run.id} already spent its USD budget of ${config.usd_budget:g}; pass "
-                "--usd-budget X with a larger X to continue it"
-            )
-        tokens = (run.tokens_in or 0) + (run.tokens_out or 0)
-        if config.token_budget is not None and tokens >= config.token_budget:
-            raise ConfigError(
-                f"run {run.id} already used its token budget of {config.token_budget}; pass "
-                "--token-budget N with a larger N to continue it"
-            )
-        if not Path(run.problem_path).exists():
-            raise ConfigError(
-                f"run {run.id} was started from {run.problem_path}, which no "
-                "longer exists; put the problem back there to resume it"
-            )
-        problem = load_problem(run.problem_path)
-        parts = _prepare(problem, config)
-        options = SessionOptions(progress, handle_signals, stop)
-        return run, await _session(archive, run, problem, config, parts, "run_resume", options)
+
+
+def _writer_lock(archive: Archive, run_id: str) -> RunLock:
+    """The run's one-writer lock (taken before anything of the run is written)."""
+    path = archive.path if str(archive.path) == ":memory:" else archive.path.resolve()
+    return RunLock(path, run_id)
+
+
+async def _resume_locked(
+    archive: Archive, run: RunInfo, raises: dict[str, float | None], options: SessionOptions
+) -> tuple[RunInfo, SessionReport]:
+    """:func:`resume_run` once the run's lock is held: raise budgets, check, run a session."""
+    config = RunConfig.from_dict(run.config, origin=f"run {run.id}")
+    raised = {name: value for name, value in raises.items() if value is not None}
+    if raised:
+        config = config.replace(**raised)
+        archive.update_run(run.id, config=config.to_dict())
+    if run.evaluations >= config.budget:
+        raise ConfigError(
+            f"run {run.id} already spent its budget of {config.budget} "
+            "evaluations; pass --budget N with a larger N to continue it"
+        )
+    if config.usd_budget is not None and (run.cost_usd or 0.0) >= config.usd_budget:
+        raise ConfigError(
+            f"run {run.id} already spent its USD budget of ${config.usd_budget:g}; pass "
+            "--usd-budget X with a larger X to continue it"
+        )
+    tokens = (run.tokens_in or 0) + (run.tokens_out or 0)
+    if config.token_budget is not None and tokens >= config.token_budget:
+        raise ConfigError(
+            f"run {run.id} already used its token budget of {config.token_budget}; pass "
+            "--token-budget N with a larger N to continue it"
+        )
+    if not Path(run.problem_path).exists():
+        raise ConfigError(
+            f"run {run.id} was started from {run.problem_path}, which no "
+            "longer exists; put the problem back there to resume it"
+        )
+    problem = load_problem(run.problem_path)
+    parts = _prepare(problem, config)
+    return run, await _session(archive, run, problem, config, parts, "run_resume", options)
 
 
 def _check_seeded(archive: Archive, run: RunInfo) -> None:
@@ -224,12 +240,18 @@ def _prepare(problem: Problem, config: RunConfig) -> _Parts:
     """Resolve the selection strategy and the evaluator, and check it can run on this host."""
     strategy = selection_strategy(config.islands.selection)
     cls = evaluator_class(problem.evaluator)
-    availability = cls.availability()
+    if config.executor == "ray":  # ask a node of the cluster, not this host
+        from evoforge.evaluators.executors import probe
+
+        availability, unmeasurable = probe(cls, problem, config.ray_address)
+        where = "on the Ray cluster"
+    else:
+        availability, unmeasurable, where = cls.availability(), None, "here"
     if not availability.available:
-        raise ConfigError(f"evaluator {cls.name!r} cannot run here: {availability.reason}")
+        raise ConfigError(f"evaluator {cls.name!r} cannot run {where}: {availability.reason}")
     if missing_tools := problem_unready(problem):
         raise ConfigError(f"problem {problem.name!r} cannot run here: {missing_tools}")
-    measured, missing = measurable_problem(problem, cls)
+    measured, missing = measurable_problem(problem, cls, unmeasurable)
     measured, tuning = tuning_problem(measured, config)
     try:
         load_templates(problem, config.prompts)  # a broken prompt file fails now, not per call
@@ -251,8 +273,11 @@ def tuning_problem(problem: Problem, config: RunConfig) -> tuple[Problem, str]:
     return problem, f"on ({problem.tuning.trials} trials per candidate)"
 
 
-def measurable_problem(problem: Problem, cls: type[Evaluator]) -> tuple[Problem, dict[str, str]]:
-    """``problem`` without the objectives ``cls`` cannot measure on this host, and why not.
+def measurable_problem(
+    problem: Problem, cls: type[Evaluator], unmeasurable: dict[str, str] | None = None
+) -> tuple[Problem, dict[str, str]]:
+    """``problem`` without the objectives ``cls`` cannot measure on this host (or, given
+    ``unmeasurable``, where it evaluates), and why not.
 
     A Triton kernel on a machine without a GPU can be checked for correctness but not timed:
     rather than rank by a made-up speedup, the run ranks by the first objective that is
@@ -263,9 +288,11 @@ def measurable_problem(problem: Problem, cls: type[Evaluator]) -> tuple[Problem,
     Raises:
         ConfigError: no objective of the problem can be measured here.
     """
+    if unmeasurable is None:
+        unmeasurable = cls.unmeasurable(problem)
     missing = {
         name: why
-        for name, why in cls.unmeasurable(problem).items()
+        for name, why in unmeasurable.items()
         if name in {o.name for o in problem.objectives}
     }
     if not missing:
@@ -321,44 +348,57 @@ async def _session(
     # From here the row says "running": every way out below records how the session ended.
     try:
         islands = Islands(archive, run.id, config.islands, parts.strategy)
-        async with parts.evaluator(parts.problem, workers=config.workers) as evaluator:
-            # Recorded once the evaluator runs, so it says what isolation candidates really got.
-            archive.record_event(
-                run.id,
-                event,
-                data={
-                    "budget": config.budget,
-                    "evaluations": run.evaluations,
-                    "problem": digest,
-                    "objectives": ranked_by,
-                    "unmeasurable": parts.unmeasurable,
-                    "correctness_only": checks_only,
-                    "baselines": parts.baselines,
-                    "tuning": parts.tuning,
-                    "isolation": isolation_of(evaluator),
-                    # How to show the run's scores and grid without its spec (evolve.mining)
-                    "directions": {o.name: str(o.direction) for o in problem.objectives},
-                    "descriptors": [[d.name, d.low, d.high, d.bins] for d in problem.descriptors],
-                },
-            )
-            controller = Controller(
-                archive,
-                archive.run(run.id),
-                parts.problem,
-                config,
-                evaluator,
-                islands,
-                progress=options.progress,
-            )
-            with _stop_on_signals(controller, options.handle_signals):
-                async with _stop_on_event(controller, options.stop):
-                    report = await controller.run_session()
-            if report.status == "finished":
-                await _held_out(archive, run.id, evaluator, report)
-            return report
+        proposer = make_proposer(parts.problem, config)
+        await proposer.start()  # the workers import litellm while the evaluators start
+        try:
+            async with make_executor(parts.evaluator, parts.problem, config) as evaluator:
+                # Recorded once the evaluator runs: it says what isolation candidates got.
+                archive.record_event(
+                    run.id,
+                    event,
+                    data={
+                        "budget": config.budget,
+                        "evaluations": run.evaluations,
+                        "problem": digest,
+                        "objectives": ranked_by,
+                        "unmeasurable": parts.unmeasurable,
+                        "correctness_only": checks_only,
+                        "baselines": parts.baselines,
+                        "tuning": parts.tuning,
+                        "isolation": isolation_of(evaluator),
+                        # How to show the run's scores and grid without its spec (mining)
+                        "directions": {o.name: str(o.direction) for o in problem.objectives},
+                        "descriptors": [
+                            [d.name, d.low, d.high, d.bins] for d in problem.descriptors
+                        ],
+                    },
+                )
+                controller = Controller(
+                    archive,
+                    archive.run(run.id),
+                    parts.problem,
+                    config,
+                    evaluator,
+                    islands,
+                    progress=options.progress,
+                    proposer=proposer,
+                )
+                with _stop_on_signals(controller, options.handle_signals):
+                    async with _stop_on_event(controller, options.stop):
+                        report = await controller.run_session()
+                if report.status == "finished":
+                    await _held_out(archive, run.id, evaluator, report)
+                return report
+        finally:
+            await proposer.close()
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         _record_end(archive, run.id, "stopped", f"cancelled ({type(exc).__name__})")
         raise
+    except ArchiveWriteError as exc:
+        _record_end(archive, run.id, "failed", str(exc))
+        raise ArchiveWriteError(
+            f"run {run.id} stopped: {exc} (`evoforge resume {run.id}`)"
+        ) from None
     except BaseException as exc:
         _record_end(archive, run.id, "failed", f"{type(exc).__name__}: {exc}")
         raise
@@ -405,14 +445,31 @@ def isolation_of(evaluator: Evaluator) -> dict[str, str]:
     return dict(host_isolation())
 
 
+def make_executor(cls: type[Evaluator], problem: Problem, config: RunConfig) -> Evaluator:
+    """Where evaluations run: ``cls``'s own sandboxes on this host (``executor = "local"``),
+    or Ray actors across a cluster (``"ray"``), ``config.workers`` at a time."""
+    if config.executor == "ray":
+        from evoforge.evaluators.executors import RayExecutor
+
+        return RayExecutor(cls, problem, workers=config.workers, address=config.ray_address)
+    return cls(problem, workers=config.workers)
+
+
 def _record_end(archive: Archive, run_id: str, status: str, reason: str) -> None:
-    """Record an end the controller could not record itself (it never started, or was cut)."""
-    if archive.run(run_id).status != "running":
-        return  # the controller already recorded how it ended
-    with archive.transaction():
-        archive.update_run(run_id, status=status, stop_reason=reason[:1000])
-        kind = "run_stop" if status == "stopped" else "run_fail"
-        archive.record_event(run_id, kind, data={"reason": reason[:1000]})
+    """Record an end the controller could not record itself (it never started, or was cut).
+
+    Best effort when the archive cannot be written (a full disk): the row then still says
+    ``running``, and the next resume records the session as an unclean stop.
+    """
+    try:
+        if archive.run(run_id).status != "running":
+            return  # the controller already recorded how it ended
+        with archive.transaction():
+            archive.update_run(run_id, status=status, stop_reason=reason[:1000])
+            kind = "run_stop" if status == "stopped" else "run_fail"
+            archive.record_event(run_id, kind, data={"reason": reason[:1000]})
+    except ArchiveWriteError as exc:
+        log.warning("run %s: could not record how the session ended (%s)", run_id, exc)
 
 
 @contextlib.contextmanager

@@ -56,6 +56,19 @@ def _spending_options(func):
 )
 @click.option("--workers", type=int, help="Evaluations in flight (default: CPU cores).")
 @click.option("--llm-concurrency", type=int, help="Model calls in flight.")
+@click.option(
+    "--proposal-workers",
+    type=int,
+    help="Processes that build prompts, call models and apply answers (default: half the cores).",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    help="Where evaluations run: this host (default) or a Ray cluster (needs evoforge[ray]).",
+)
+@click.option(
+    "--ray-address", help="Ray cluster to evaluate on, e.g. HEAD:6379 (default: a local one)."
+)
 @click.option("--max-wall", "max_wall_s", type=float, help="Wall-time budget in seconds.")
 @_spending_options
 @click.option(

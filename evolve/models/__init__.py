@@ -16,6 +16,7 @@ from evoforge.evolve.models._client import (
     DEFAULT_POLICY,
     Completion,
     complete,
+    load_litellm,
     prepare,
     register_custom_provider,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "Completion",
     "ModelError",
     "complete",
+    "load_litellm",
     "prepare",
     "register_custom_provider",
     # retries

@@ -3,7 +3,8 @@
 :func:`complete` makes one call through :func:`evoforge.evolve.models._retry.call_with_retries`
 (litellm and the provider SDKs never retry by themselves), reads the key from the spec's
 ``api_key_env``, and accounts tokens and cost (None when unknown, never 0). Importing this module
-does not import litellm (seconds); :func:`prepare` does, off the event loop.
+does not import litellm (seconds); :func:`prepare` does, off the event loop. litellm's per-call
+work that evoforge does not use is skipped (:mod:`evoforge.evolve.models._lean`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from evoforge._secrets import redact
+from evoforge.evolve.models._lean import answer_cost, skip_unused_logging
 from evoforge.evolve.models._pool import ModelSpec, ModelSpecError
 from evoforge.evolve.models._redact import install_log_redaction
 from evoforge.evolve.models._retry import (
@@ -58,6 +60,12 @@ class Completion:
     attempts: tuple[Attempt, ...] = ()
 
 
+def load_litellm() -> Any:
+    """Import litellm (seconds of CPU) and quiet it: its records go through evoforge's
+    logging (stderr), its per-call work evoforge does not use is skipped. Idempotent."""
+    return _litellm()
+
+
 def _litellm() -> Any:
     # litellm fetches a price map at import unless told to use its bundled copy.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -70,6 +78,7 @@ def _litellm() -> Any:
         for name in _LITELLM_LOGGERS:
             logging.getLogger(name).handlers.clear()
             logging.getLogger(name).propagate = True
+        skip_unused_logging(litellm)
     return litellm
 
 
@@ -173,7 +182,7 @@ async def complete(
         latency_s=latency,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
-        cost_usd=_cost(litellm, response) if prompt_tokens is not None else None,
+        cost_usd=answer_cost(response) if prompt_tokens is not None else None,
         attempts=attempts,
     )
 
@@ -190,11 +199,3 @@ def _usage(response: Any) -> tuple[int | None, int | None]:
     if not prompt and not completion:
         return None, None
     return prompt, completion
-
-
-def _cost(litellm: Any, response: Any) -> float | None:
-    """USD from litellm's local price map; plugins price their own models (offline: 0)."""
-    try:
-        return float(litellm.completion_cost(completion_response=response))
-    except Exception:  # unknown model in the price map: unknown cost, not zero
-        return None

@@ -199,7 +199,7 @@ def test_read_only_archive_of_an_older_schema_lists_what_a_writer_would_apply(tm
     migrations.apply(db, stop_before="m004_mining_indexes")
     db.close()
     with Archive(path, read_only=True) as reader:
-        assert reader.pending_migrations == ("m004_mining_indexes",)
+        assert reader.pending_migrations == ("m004_mining_indexes", "m005_derived_at_scale")
         assert reader.runs() == []
 
 
@@ -211,16 +211,29 @@ def test_read_only_archive_of_an_older_schema_reads_programs_as_one_evaluation_e
         run = writer.create_run(problem, config={}, seed=0).id
         for seq in range(3):
             writer.add_program(build_program(run, seq, score=float(seq)))
-    # as an archive written before m004: no evaluations column, no timeline index
+        expected = (
+            writer.status_counts(run),
+            writer.best_over_time(run),
+            [p.id for p in writer.pareto_front(run, problem.objectives)],
+        )
+    # as an archive written before m004 and m005: no evaluations column, no timeline index,
+    # no derived tables
     conn = sqlite3.connect(path)
     conn.executescript(
         "DROP INDEX idx_programs_timeline; ALTER TABLE programs DROP COLUMN evaluations; "
-        "DELETE FROM _sqlite_migrations WHERE name = 'm004_mining_indexes';"
+        "DROP TRIGGER programs_count; DROP TRIGGER programs_best; DROP TABLE run_pareto; "
+        "DROP TABLE run_status_counts; DROP TABLE run_best_points; "
+        "ALTER TABLE runs DROP COLUMN objectives_json; "
+        "DELETE FROM _sqlite_migrations WHERE name IN "
+        "('m004_mining_indexes', 'm005_derived_at_scale');"
     )
     conn.close()
     before = path.read_bytes()
     with Archive(path, read_only=True) as reader:
-        assert reader.pending_migrations == ("m004_mining_indexes",)
+        assert reader.pending_migrations == ("m004_mining_indexes", "m005_derived_at_scale")
         assert [s.evaluation for s in reader.timeline(run).best] == [1, 2, 3]
         assert [p.evaluations for p in reader.top(run, 3)] == [1, 1, 1]
+        assert reader.count_programs(run) == 3 and reader.runs()[0].id == run
+        front = [p.id for p in reader.pareto_front(run, problem.objectives)]
+        assert (reader.status_counts(run), reader.best_over_time(run), front) == expected
     assert path.read_bytes() == before  # the reader's view lived in its temp database

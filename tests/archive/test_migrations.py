@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from evoforge.archive import Archive, ArchiveError, migrations
+from evoforge.archive import Archive, ArchiveError, Status, migrations
 from tests.archive.conftest import build_program, new_run
 
 EXPECTED_COLUMNS = {
@@ -18,7 +18,7 @@ EXPECTED_COLUMNS = {
         "updated_at": "REAL", "next_seq": "INTEGER", "evaluations": "INTEGER",
         "attempts": "INTEGER", "duplicates": "INTEGER", "elapsed_s": "REAL",
         "best_score": "REAL", "best_program_id": "TEXT", "tokens_in": "INTEGER",
-        "tokens_out": "INTEGER", "cost_usd": "REAL",
+        "tokens_out": "INTEGER", "cost_usd": "REAL", "objectives_json": "TEXT",
     },
     "programs": {
         "run_id": "TEXT", "id": "TEXT", "seq": "INTEGER", "source": "TEXT",
@@ -53,6 +53,9 @@ EXPECTED_COLUMNS = {
         "run_id": "TEXT", "program_id": "TEXT", "seq": "INTEGER", "attempts": "INTEGER",
         "started_at": "REAL",
     },
+    "run_status_counts": {"run_id": "TEXT", "status": "TEXT", "n": "INTEGER"},
+    "run_best_points": {"run_id": "TEXT", "seq": "INTEGER", "score": "REAL"},
+    "run_pareto": {"run_id": "TEXT", "program_id": "TEXT"},
 }  # fmt: skip
 EXPECTED_PKS = {
     "runs": ["id"],
@@ -62,6 +65,9 @@ EXPECTED_PKS = {
     "events": ["id"],
     "llm_calls": ["id"],
     "evaluations": ["run_id", "program_id"],
+    "run_status_counts": ["run_id", "status"],
+    "run_best_points": ["run_id", "seq"],
+    "run_pareto": ["run_id", "program_id"],
 }
 EXPECTED_INDEXES = {
     "idx_programs_top": ("programs", ["run_id", "status", "score", "seq"]),
@@ -84,6 +90,7 @@ def test_blank_file_gets_every_table(archive: Archive) -> None:
         "m002_llm_call_attempts",
         "m003_evaluations",
         "m004_mining_indexes",
+        "m005_derived_at_scale",
     ]
     assert migrations.pending(archive.db) == []
 
@@ -187,6 +194,37 @@ def test_archive_of_the_first_schema_upgrades(tmp_path: Path) -> None:
             "retry", "rate_limit", 429,
         )  # fmt: skip
         assert (retried.retry_after_s, retried.waited_s) == (2.0, 2.0)
+
+
+def test_archive_of_the_second_schema_gets_its_derived_data(tmp_path: Path, problem) -> None:
+    """An archive written before m003: its counts and best-over-time points are backfilled;
+    its runs keep no Pareto front (directions unknown) and are scanned instead."""
+    path = tmp_path / "m002.db"
+    with Archive(path) as archive:
+        run_id = new_run(archive, problem)
+        for seq, (score, time) in enumerate([(1.0, 1.0), (3.0, 2.0), (2.0, 0.5), (5.0, 9.0)]):
+            objectives = {"score": score, "time": time}
+            archive.add_program(build_program(run_id, seq, score=score, objectives=objectives))
+        archive.add_program(build_program(run_id, 4, status=Status.RUNTIME_ERROR))
+        expected = (archive.status_counts(run_id), archive.best_over_time(run_id))
+        front = [p.id for p in archive.pareto_front(run_id, problem.objectives)]
+    db = sqlite_utils.Database(path)
+    for statement in (
+        "DROP TRIGGER programs_count", "DROP TRIGGER programs_best", "DROP TABLE run_pareto",
+        "DROP TABLE run_status_counts", "DROP TABLE run_best_points",
+        "ALTER TABLE runs DROP COLUMN objectives_json",
+        "DELETE FROM _sqlite_migrations WHERE name = 'm005_derived_at_scale'",
+    ):  # fmt: skip
+        db.execute(statement)
+    db.close()
+    with Archive(path) as archive:
+        assert migrations.pending(archive.db) == []
+        assert (archive.status_counts(run_id), archive.best_over_time(run_id)) == expected
+        assert archive.count_programs(run_id) == 5
+        assert [p.id for p in archive.pareto_front(run_id, problem.objectives)] == front
+        assert len(front) == 3  # (1, 1) is beaten by (2, 0.5)
+        archive.add_program(build_program(run_id, 5, score=9.0))
+        assert archive.best_over_time(run_id)[-1] == (5, 9.0)
 
 
 def test_file_from_a_newer_evoforge_is_refused(tmp_path: Path) -> None:

@@ -120,7 +120,7 @@ def test_a_nan_score_is_refused(archive: Archive, run_id: str) -> None:
     ("change", "message"),
     [
         ({"seq": 5}, "program .* is already in run 'r-.*'; check has_program"),
-        ({"source": "other = 1\n"}, "seq 0 is already used .*reserve_seq"),
+        ({"source": "other = 1\n"}, r"\(seq\) 0 is already used .*reserve_seq"),
     ],
     ids=["same-source", "same-seq"],
 )

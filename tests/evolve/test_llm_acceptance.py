@@ -252,6 +252,7 @@ def test_an_outage_stops_the_run_and_resume_finishes_it(tmp_path):
     assert f"Run {run['id']} failed: every model has been failing for" in out
     assert f"{MODEL}: last error connection" in out
     assert f"evoforge resume {run['id']} --db {db}" in out and "Traceback" not in err
+    assert "never awaited" not in err  # the failed run shut its model clients down
     errors = query(db, "SELECT * FROM llm_calls WHERE status = 'error'")
     assert errors and {e["error_kind"] for e in errors} == {"connection"}
     assert {e["attempt"] for e in errors} == {4}  # each retried before it counted as failed

@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoforge.archive import EvalResult
-from evoforge.evaluators._base import Evaluator
+from evoforge.evaluators._base import Evaluator, ResourceRequest
 from evoforge.evaluators.devices import Device, DeviceSlots, fingerprint, inventory
 from evoforge.evaluators.kernels._runner_evaluator import on_device
 from evoforge.evaluators.sandbox import call_runner, reply_result, server_env
@@ -109,6 +109,11 @@ class KernelBenchEvaluator(Evaluator):
 
     kind: ClassVar[str] = ""
     """``"triton"`` or ``"cuda"``: which build hooks and guards the harness installs."""
+
+    @classmethod
+    def default_resources(cls) -> ResourceRequest:
+        """One GPU per evaluation on a Ray node: kernel timing needs the device to itself."""
+        return ResourceRequest(num_gpus=1.0)
 
     def __init__(self, problem: Problem, *, workers: int = 1) -> None:
         super().__init__(problem, workers=workers)

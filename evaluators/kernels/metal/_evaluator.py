@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evoforge.evaluators._base import Availability
+from evoforge.evaluators._base import Availability, ResourceRequest
 from evoforge.evaluators.devices import inventory
 from evoforge.evaluators.kernels._runner_evaluator import KernelEvaluator
 
@@ -45,6 +45,11 @@ class MetalEvaluator(KernelEvaluator):
     name: ClassVar[str] = "metal"
     targets: ClassVar[tuple[str, ...]] = ("metal",)
     runner: ClassVar[str] = "evoforge.evaluators.kernels.metal"
+
+    @classmethod
+    def default_resources(cls) -> ResourceRequest:
+        """A Metal GPU per evaluation: start macOS Ray nodes with ``--resources '{"metal": 1}'``."""
+        return ResourceRequest(resources={"metal": 1.0})
 
     def __init__(self, problem: Problem, *, workers: int = 1) -> None:
         super().__init__(problem, workers=workers)

@@ -45,7 +45,7 @@ from __future__ import annotations
 import importlib.util
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evoforge.evaluators._base import Availability
+from evoforge.evaluators._base import Availability, ResourceRequest
 from evoforge.evaluators.devices import inventory
 from evoforge.evaluators.kernels._runner_evaluator import KernelEvaluator
 from evoforge.problems import ProblemSpecError
@@ -63,6 +63,11 @@ class TpuEvaluator(KernelEvaluator):
     name: ClassVar[str] = "tpu"
     targets: ClassVar[tuple[str, ...]] = ("tpu", "cpu-interpret")
     runner: ClassVar[str] = "evoforge.evaluators.kernels.tpu"
+
+    @classmethod
+    def default_resources(cls) -> ResourceRequest:
+        """One TPU chip per evaluation on a Ray node (Ray's TPU hosts advertise ``TPU``)."""
+        return ResourceRequest(resources={"TPU": 1.0})
 
     def __init__(self, problem: Problem, *, workers: int = 1) -> None:
         super().__init__(problem, workers=workers)

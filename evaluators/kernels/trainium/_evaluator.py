@@ -28,7 +28,7 @@ from __future__ import annotations
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evoforge.evaluators._base import Availability
+from evoforge.evaluators._base import Availability, ResourceRequest
 from evoforge.evaluators.devices import inventory, neuron_toolchain
 from evoforge.evaluators.kernels._runner_evaluator import KernelEvaluator
 
@@ -45,6 +45,12 @@ class TrainiumEvaluator(KernelEvaluator):
     name: ClassVar[str] = "trainium"
     targets: ClassVar[tuple[str, ...]] = ("neuron",)
     runner: ClassVar[str] = "evoforge.evaluators.kernels.trainium"
+
+    @classmethod
+    def default_resources(cls) -> ResourceRequest:
+        """One NeuronCore per evaluation on a Ray node (Ray's Neuron hosts advertise
+        ``neuron_cores``)."""
+        return ResourceRequest(resources={"neuron_cores": 1.0})
 
     def __init__(self, problem: Problem, *, workers: int = 1) -> None:
         super().__init__(problem, workers=workers)

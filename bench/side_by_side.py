@@ -1,0 +1,268 @@
+"""evoforge and OpenEvolve side by side: candidates/s through one local model server.
+
+Both engines evolve the same program (``problems/builtin/trivial``'s seed: two numbers, scored
+by their distance to a target; evaluation is near free) with the same model: the server of
+``bench/number_server.py`` on 127.0.0.1, which answers every request at once with one
+SEARCH/REPLACE block that changes one number of the current program. Each engine is started as
+a command, and its rate is evaluated candidates / wall time from the command's start to its
+exit, so start-up is included for both.
+
+- evoforge: ``evoforge run trivial --model openai/bench --api-base URL --workers W
+  --budget N`` (evaluations from its archive, the seed's included);
+- OpenEvolve: ``openevolve-run`` with ``diff_based_evolution: true``,
+  ``parallel_evaluations: W``, no cascade, ``max_iterations: N`` (evaluations counted by its
+  evaluator, the initial program's included).
+
+OpenEvolve runs from its own virtualenv (``pip install openevolve==0.4.0`` there; it is never a
+dependency of evoforge): ``--openevolve-python /tmp/oe-venv/bin/python`` or the environment
+variable ``OPENEVOLVE_PYTHON``. Without it, or when it cannot import openevolve, its column is
+skipped and the bench says so.
+
+    python bench/side_by_side.py                          # 500 and 2000 candidates, 2 workers
+    python bench/side_by_side.py --candidates 500 --repeats 3 --openevolve-python /tmp/oe/bin/python
+
+Asserts nothing; prints one table (medians of ``--repeats`` runs, and each run's figure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = "openai/bench-number-model"
+
+OE_EVALUATOR = textwrap.dedent(
+    '''\
+    """OpenEvolve evaluator for the trivial problem (as evoforge's trivial/problem.py scores)."""
+    import importlib.util
+    import math
+    import os
+
+    COUNTER = os.environ["BENCH_EVAL_COUNTER"]
+
+
+    def evaluate(program_path):
+        with open(COUNTER, "ab") as f:  # one byte per evaluation: how many there were
+            f.write(b".")
+        spec = importlib.util.spec_from_file_location("candidate", program_path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+            a, b = (float(v) for v in module.main())
+        except Exception as exc:
+            return {"combined_score": 0.0, "error": str(exc)}
+        if not (math.isfinite(a) and math.isfinite(b)):
+            return {"combined_score": 0.0, "error": "not finite"}
+        score = -((a - 3.7) ** 2 + (b + 1.2) ** 2)
+        return {"combined_score": 1.0 / (1.0 - score), "score": score, "a": a, "b": b}
+    '''
+)
+
+OE_CONFIG = textwrap.dedent(
+    """\
+    max_iterations: {iterations}
+    checkpoint_interval: 100000
+    log_level: "WARNING"
+    random_seed: 1
+    diff_based_evolution: true
+    max_code_length: 10000
+    llm:
+      api_base: "{url}"
+      api_key: "bench-needs-no-key"
+      models:
+        - name: "bench-number-model"
+          weight: 1.0
+      temperature: 0.7
+      max_tokens: 4096
+      timeout: 60
+      retries: 3
+      retry_delay: 1
+    evaluator:
+      timeout: 60
+      cascade_evaluation: false
+      parallel_evaluations: {workers}
+      use_llm_feedback: false
+    database:
+      num_islands: 4
+    """
+)
+
+
+def start_server() -> tuple[subprocess.Popen, str]:
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "number_server.py")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    line = (server.stdout.readline() if server.stdout else "").strip()
+    if not line.startswith("READY "):
+        server.kill()
+        raise RuntimeError(f"the model server did not start: {line!r}")
+    return server, line.removeprefix("READY ")
+
+
+def trivial_seed() -> str:
+    return (ROOT / "problems" / "builtin" / "trivial" / "seed.py").read_text()
+
+
+def run_evoforge(
+    url: str, candidates: int, workers: int, tmp: Path, extra: list[str]
+) -> tuple[float, int]:
+    db = tmp / f"evoforge-{candidates}-{time.monotonic_ns()}.db"
+    command = [
+        sys.executable,
+        "-m",
+        "evoforge",
+        "run",
+        "trivial",
+        "--budget",
+        str(candidates),
+        "--workers",
+        str(workers),
+        "--model",
+        MODEL,
+        "--api-base",
+        url,
+        "--seed",
+        "1",
+        "--db",
+        str(db),
+        "-q",
+        *extra,
+    ]
+    env = {**os.environ, "OPENAI_API_KEY": "bench-needs-no-key"}
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"evoforge failed ({done.returncode}): {done.stderr[-2000:]}")
+    with sqlite3.connect(db) as conn:
+        (evaluations,) = conn.execute("SELECT evaluations FROM runs").fetchone()
+    return wall, evaluations
+
+
+def openevolve_python(choice: str | None) -> tuple[str | None, str]:
+    """The interpreter that runs OpenEvolve, or None and why not."""
+    candidates = [choice] if choice else []
+    candidates += [os.environ.get("OPENEVOLVE_PYTHON", ""), sys.executable]
+    for python in filter(None, candidates):
+        probe = subprocess.run(
+            [
+                python,
+                "-c",
+                "import openevolve, importlib.metadata as m; print(m.version('openevolve'))",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        if probe.returncode == 0:
+            return python, probe.stdout.strip()
+    return None, (
+        "OpenEvolve is not installed (pip install openevolve==0.4.0 in its own venv, then pass "
+        "--openevolve-python VENV/bin/python or set OPENEVOLVE_PYTHON): its column is skipped"
+    )
+
+
+def run_openevolve(
+    python: str, url: str, candidates: int, workers: int, tmp: Path
+) -> tuple[float, int]:
+    folder = tmp / f"openevolve-{candidates}-{time.monotonic_ns()}"
+    folder.mkdir()
+    (folder / "initial_program.py").write_text(trivial_seed())
+    (folder / "evaluator.py").write_text(OE_EVALUATOR)
+    # OpenEvolve counts the initial program as iteration 0: N - 1 iterations give N evaluations.
+    (folder / "config.yaml").write_text(
+        OE_CONFIG.format(iterations=candidates - 1, url=url, workers=workers)
+    )
+    counter = folder / "evaluations"
+    counter.touch()
+    command = [
+        python,
+        "-m",
+        "openevolve.cli",
+        str(folder / "initial_program.py"),
+        str(folder / "evaluator.py"),
+        "--config",
+        str(folder / "config.yaml"),
+        "--output",
+        str(folder / "output"),
+    ]
+    env = {**os.environ, "BENCH_EVAL_COUNTER": str(counter), "OPENAI_API_KEY": "bench"}
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=folder)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"OpenEvolve failed ({done.returncode}): {done.stderr[-2000:]}")
+    evaluations = counter.stat().st_size
+    shutil.rmtree(folder / "output", ignore_errors=True)
+    return wall, evaluations
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--candidates", type=int, nargs="+", default=[500, 2000])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--openevolve-python", default=None)
+    parser.add_argument("--skip-openevolve", action="store_true")
+    parser.add_argument(
+        "--evoforge-arg", action="append", default=[], help="extra `evoforge run` flag"
+    )
+    args = parser.parse_args()
+    python, oe_version = (None, "skipped (--skip-openevolve)")
+    if not args.skip_openevolve:
+        python, oe_version = openevolve_python(args.openevolve_python)
+    print(
+        f"{os.cpu_count()} CPU cores; {args.workers} workers; model server on 127.0.0.1 "
+        f"answering at once; OpenEvolve: {oe_version if python else oe_version}",
+        flush=True,
+    )
+    server, url = start_server()
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for candidates in args.candidates:
+                ef, oe = [], []
+                for _ in range(args.repeats):
+                    wall, n = run_evoforge(
+                        url, candidates, args.workers, Path(tmp), args.evoforge_arg
+                    )
+                    ef.append(n / wall)
+                    print(
+                        f"  evoforge   {candidates:>5}: {n} evaluations in {wall:.2f} s", flush=True
+                    )
+                    if python:
+                        wall, n = run_openevolve(python, url, candidates, args.workers, Path(tmp))
+                        oe.append(n / wall)
+                        print(
+                            f"  OpenEvolve {candidates:>5}: {n} evaluations in {wall:.2f} s",
+                            flush=True,
+                        )
+                rows.append((candidates, ef, oe))
+    finally:
+        server.terminate()
+        server.wait()
+    print()
+    print(f"{'candidates':>10} {'evoforge cand/s':>16} {'OpenEvolve cand/s':>18} {'ratio':>7}")
+    for candidates, ef, oe in rows:
+        e = statistics.median(ef)
+        o = statistics.median(oe) if oe else None
+        each = " ".join(f"{x:.1f}" for x in ef)
+        oe_text = f"{o:>18.1f}" if o else f"{'skipped':>18}"
+        ratio = f"{e / o:>6.1f}x" if o else f"{'-':>7}"
+        print(f"{candidates:>10} {e:>16.1f} {oe_text} {ratio}   (evoforge runs: {each})")
+
+
+if __name__ == "__main__":
+    main()

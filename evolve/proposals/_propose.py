@@ -1,0 +1,80 @@
+"""One proposal: prompt, model call, answer applied to the parent, syntax check of the child.
+
+The same function serves a worker process and the in-process fallback, so both behave alike.
+Everything it draws at random comes from the request's seeds: the same request gives the same
+proposal wherever it runs (what keeps a one-slot run reproducible).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from evoforge.evolve._edits import EditError, apply_edit
+from evoforge.evolve._syntax import check_syntax
+from evoforge.evolve.models import Attempt, Completion, ModelError, complete
+from evoforge.evolve.prompts import build_messages
+from evoforge.evolve.proposals._messages import (
+    CallFailure,
+    Proposal,
+    ProposalRequest,
+    ProposalSetup,
+)
+
+EMPTY_ANSWER = "the model's answer was empty: there is no edit to apply"
+
+
+async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
+    """Build the prompt of ``request``, ask its model, apply the answer and check the child.
+
+    A failed call is a :class:`Proposal` with ``failure``; an empty answer is a completion with
+    an ``edit_error`` (the model answered: an attempt to store, not an outage).
+
+    Raises:
+        PromptTemplateError, BlockError: the problem's templates or the parent's EVOLVE-BLOCK
+            markers are broken (a problem bug, not a model mistake).
+    """
+    tick = time.thread_time()
+    messages = build_messages(setup.problem, request.context, setup.prompts)
+    prompt_cpu = time.thread_time() - tick
+    spec = request.spec
+    try:
+        completion = await complete(
+            spec,
+            messages,
+            seed=request.model_seed,
+            temperature=setup.temperature,
+            max_tokens=setup.max_tokens,
+            policy=setup.retry,
+            rng=np.random.default_rng(list(request.jitter_seed)),
+        )
+    except ModelError as exc:
+        if exc.kind != "empty":
+            return Proposal(request.seq, failure=CallFailure.of(exc), prompt_cpu_s=prompt_cpu)
+        *retried, last = exc.attempts or (Attempt("empty", str(exc), 0.0),)
+        completion = Completion("", spec.model, last.latency_s, attempts=tuple(retried))
+    tick = time.thread_time()
+    parent = request.context.parent
+    try:
+        if not completion.text.strip():
+            raise EditError(EMPTY_ANSWER)
+        child = apply_edit(parent.source or "", completion.text)
+    except EditError as exc:
+        return Proposal(
+            request.seq,
+            completion,
+            edit_error=str(exc),
+            prompt_cpu_s=prompt_cpu,
+            edit_cpu_s=time.thread_time() - tick,
+        )
+    # Other languages (an OpenEvolve folder's C or Rust program) are checked by their evaluator.
+    syntax = check_syntax(child.source) if setup.problem.language == "python" else None
+    return Proposal(
+        request.seq,
+        completion,
+        child=child,
+        syntax_error=syntax,
+        prompt_cpu_s=prompt_cpu,
+        edit_cpu_s=time.thread_time() - tick,
+    )

@@ -1,0 +1,252 @@
+"""Proposal workers: real processes answering the controller's requests off its loop.
+
+A pool of ``python -m evoforge.evolve.proposals`` processes gets requests with the offline
+model (no network) or with a model on a local OpenAI-compatible server; the tests check what
+comes back, that the same request gives the same proposal in a worker and in this process
+(what keeps a one-slot run reproducible), that a worker killed with ``kill -9`` is replaced and
+its request answered by another, and that stopping with model calls in flight leaves no
+"coroutine ... was never awaited" warning behind, in workers or in a run's output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import signal
+import warnings
+
+import pytest
+
+from evoforge.archive import Program, Status, program_id
+from evoforge.evolve import RunConfig
+from evoforge.evolve.models import ModelSpec
+from evoforge.evolve.prompts import Mode, PromptContext
+from evoforge.evolve.proposals import (
+    CoroutineTrackingExecutor,
+    LocalProposer,
+    ProposalPool,
+    ProposalRequest,
+    ProposalSetup,
+    default_processes,
+)
+from evoforge.problems import load_problem
+from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
+from tests.evolve.openai_server import OpenAIServer
+
+pytestmark = pytest.mark.timeout(300)
+
+OFFLINE = "offline/mutator"
+
+
+def setup_for(problem_dir, model: str = OFFLINE) -> ProposalSetup:
+    problem = load_problem(problem_dir)
+    config = RunConfig(problem=str(problem_dir))
+    return ProposalSetup(
+        problem=problem,
+        prompts=config.prompts,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        retry=config.retry,
+        models=(model,),
+    )
+
+
+def request(setup: ProposalSetup, seq: int, **spec: object) -> ProposalRequest:
+    source = setup.problem.seed_source
+    parent = Program(
+        run_id="r",
+        id=program_id(source),
+        seq=0,
+        source=source,
+        parent_id=None,
+        island=0,
+        generation=0,
+        status=Status.OK,
+        score=-3.0,
+        objectives={"score": -3.0},
+    )
+    return ProposalRequest(
+        seq,
+        PromptContext(Mode.DIFF, parent),
+        ModelSpec(model=setup.models[0], **spec),
+        model_seed=1000 + seq,
+        jitter_seed=(7, seq, 1),
+    )
+
+
+@pytest.fixture
+def tiny(make_problem):
+    return make_problem(TRIVIAL_SPEC, TRIVIAL_SEED)
+
+
+def test_default_processes_is_half_the_cores_within_bounds():
+    assert [default_processes(n) for n in (1, 2, 3, 8, 64)] == [1, 1, 1, 4, 16]
+
+
+def test_workers_answer_requests_as_this_process_would(tiny):
+    setup = setup_for(tiny)
+    requests = [request(setup, seq) for seq in range(1, 9)]
+
+    async def go():
+        pool = ProposalPool(setup, 2)
+        await pool.start()
+        try:
+            await pool.wait_ready()
+            remote = await asyncio.gather(*(pool.propose(r) for r in requests))
+        finally:
+            stats = await pool.close()
+        local = LocalProposer(setup)
+        await local.start()
+        here = [await local.propose(r) for r in requests]
+        await local.close()
+        return remote, here, stats
+
+    remote, here, stats = asyncio.run(go())
+    assert [p.seq for p in remote] == list(range(1, 9))
+    for far, near in zip(remote, here, strict=True):
+        assert far.failure is None and far.completion is not None
+        assert far.completion.text == near.completion.text  # same request, same answer
+        assert (far.child and far.child.source) == (near.child and near.child.source)
+        assert far.edit_error == near.edit_error and far.syntax_error == near.syntax_error
+    assert any(p.child is not None and p.child.source != tiny_seed(setup) for p in remote)
+    assert stats.requests == 8 and len(stats.workers) == 2
+    assert {w.pid for w in stats.workers} != {os.getpid()}
+    assert all(w.cpu_s > 0 and w.setup_s > 0 for w in stats.workers)
+
+
+def tiny_seed(setup: ProposalSetup) -> str:
+    return setup.problem.seed_source
+
+
+def test_a_worker_killed_mid_call_is_replaced_and_its_request_answered(tiny):
+    """``kill -9`` of the worker holding a request (the model server delays its answer)."""
+    with OpenAIServer(faults=["delay:3"]) as server:
+        setup = setup_for(tiny, "openai/evoforge-fake")
+        os.environ.setdefault("OPENAI_API_KEY", "sk-test")
+
+        async def go():
+            pool = ProposalPool(setup, 1)
+            await pool.start()
+            try:
+                await pool.wait_ready()
+                call = asyncio.create_task(
+                    pool.propose(request(setup, 1, api_base=server.url, timeout_s=30))
+                )
+                while not server.requests:  # the worker's call reached the server
+                    await asyncio.sleep(0.02)
+                victim = pool._workers[0].proc.pid
+                os.kill(victim, signal.SIGKILL)
+                proposal = await call
+            finally:
+                stats = await pool.close()
+            return proposal, stats, victim
+
+        proposal, stats, victim = asyncio.run(go())
+    assert stats.restarts == 1
+    assert proposal.failure is None and proposal.completion is not None
+    assert len(server.requests) == 2  # asked again, by the replacement
+    assert victim not in {w.pid for w in stats.workers}
+
+
+def test_closing_with_calls_in_flight_closes_them_without_warnings(tiny):
+    """A run that stops while the model is thinking: calls cancelled, clients closed."""
+    with OpenAIServer(faults=["delay:30"] * 4) as server:
+        setup = setup_for(tiny, "openai/evoforge-fake")
+        os.environ.setdefault("OPENAI_API_KEY", "sk-test")
+
+        async def go():
+            pool = ProposalPool(setup, 1)
+            await pool.start()
+            await pool.wait_ready()
+            calls = [
+                asyncio.create_task(
+                    pool.propose(request(setup, seq, api_base=server.url, timeout_s=60))
+                )
+                for seq in (1, 2, 3)
+            ]
+            while len(server.requests) < 3:
+                await asyncio.sleep(0.02)
+            worker = pool._workers[0].proc
+            for call in calls:
+                call.cancel()
+            await asyncio.gather(*calls, return_exceptions=True)
+            stats = await pool.close()
+            return stats, worker.returncode
+
+        stats, code = asyncio.run(go())
+    assert code == 0  # stopped on request, not killed after the grace period
+    (worker,) = stats.workers
+    assert worker.requests == 0
+
+
+def test_stopping_right_after_requests_leaves_no_unawaited_coroutine(tiny, capfd):
+    """Calls cancelled while litellm's synchronous half still runs in the executor: the
+    provider coroutine it returns is closed, not left for the garbage collector to report."""
+    with OpenAIServer(faults=["delay:30"] * 64) as server:
+        setup = setup_for(tiny, "openai/evoforge-fake")
+        os.environ.setdefault("OPENAI_API_KEY", "sk-test")
+
+        async def go():
+            pool = ProposalPool(setup, 1)
+            await pool.start()
+            await pool.wait_ready()
+            calls = [
+                asyncio.create_task(
+                    pool.propose(request(setup, seq, api_base=server.url, timeout_s=60))
+                )
+                for seq in range(1, 33)
+            ]
+            await asyncio.sleep(0.01)  # the frames are out; the worker starts the calls
+            stats = await pool.close()
+            await asyncio.gather(*calls, return_exceptions=True)
+            return stats
+
+        stats = asyncio.run(go())
+    (worker,) = stats.workers
+    err = capfd.readouterr().err
+    assert "never awaited" not in err, err
+    assert worker.closed_unawaited > 0  # the window this test is about was hit
+
+
+def test_tracking_executor_closes_coroutines_that_never_started():
+    async def provider_call() -> str:
+        return "answer"
+
+    executor = CoroutineTrackingExecutor(max_workers=1)
+    made = executor.submit(provider_call).result()  # what litellm's sync half returns
+    started = executor.submit(provider_call).result()
+    assert asyncio.run(started) == "answer"  # awaited: nothing to close
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert executor.close_unawaited() == 1
+        del made
+        gc.collect()
+    executor.shutdown()
+    assert not [w for w in caught if "never awaited" in str(w.message)]
+
+
+@pytest.mark.slow
+def test_a_run_stopped_with_model_calls_in_flight_prints_no_warning(tmp_path):
+    """The CLI, SIGINT while every model call waits on a slow server."""
+    from tests.evolve.test_cli_process import wait_for_programs
+    from tests.evolve.test_llm_acceptance import environment, evoforge
+
+    db = tmp_path / "stop.db"
+    with OpenAIServer(faults=["ok", "ok", "ok", "delay:60"], cycle=True) as server:
+        proc = evoforge(
+            "run", "circle_packing", "--model", "openai/evoforge-fake", "--api-base",
+            server.url, "--budget", 1000, "--workers", 2, "--db", db, "-q",
+            env=environment(PYTHONWARNINGS="default"),
+        )  # fmt: skip
+        try:
+            wait_for_programs(db, 4, proc)
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 0, err
+    assert "never awaited" not in err and "Traceback" not in err
+    assert "nclosed" not in err  # no unclosed client session or transport
