@@ -215,10 +215,6 @@ def _summary(run_id: str, report, db: Path) -> None:
         passed = archive.count_programs(run_id, "ok")
     db_flag = "" if str(db) == DEFAULT_DB else f" --db {db}"
     click.echo(f"Run {run_id} {report.status}: {report.reason}")
-    click.echo(
-        f"{report.evaluations} evaluations; only programs that passed the problem's "
-        "correctness check are scored"
-    )
     if checks_only:
         why = "; ".join(sorted(set(sessions[-1].data.get("unmeasurable", {}).values())))
         click.echo(
