@@ -329,12 +329,14 @@ class RayExecutor:
             self._add_slot()
             return
         except Exception as exc:
-            cause = (
-                exc.as_instanceof_cause() if isinstance(exc, ray.exceptions.RayTaskError) else exc
-            )
+            # A RayTaskError's text is the remote traceback; its cause is the error itself.
+            remote = isinstance(exc, ray.exceptions.RayTaskError)
+            cause = getattr(exc, "cause", None) if remote else exc
+            if not isinstance(cause, BaseException):
+                cause = exc
             self._failure = (
                 f"an evaluation slot could not start its evaluator on the Ray cluster: "
-                f"{type(cause).__name__}: {str(cause)[:500]}"
+                f"{type(cause).__name__}: {str(cause)[-500:]}"
             )
             self._idle.put_nowait(None)
             return

@@ -50,7 +50,9 @@ SLOW_SPEC = """
     preload = []
     timeout_s = 10
     memory_mb = 512
-    options = {"sandbox_user": None}
+    # Root candidates without their own PID namespace: only such a candidate can reach (and
+    # kill) its Ray worker, which is how these tests lose a worker to a candidate.
+    options = {"sandbox_user": None, "sandbox_allow_root": True, "sandbox_namespaces": False}
 
     def evaluate(output):
         a, b = output
@@ -197,7 +199,8 @@ def test_a_candidate_that_kills_its_worker_ends_crashed_not_retried_forever(clus
 def test_a_resource_no_node_has_is_refused_at_once(cluster, make_problem):
     head, _ = cluster
     spec = SLOW_SPEC.replace(
-        'options = {"sandbox_user": None}', 'options = {"ray_resources": {"num_gpus": 1}}'
+        'options = {"sandbox_user": None, "sandbox_allow_root": True, "sandbox_namespaces": False}',
+        'options = {"ray_resources": {"num_gpus": 1}}',
     )
     problem = load_problem(make_problem(spec, SLOW_SEED, name="gpu"))
     executor = RayExecutor(PythonEvaluator, problem, workers=1, address=head.address)
