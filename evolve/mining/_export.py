@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,12 +130,16 @@ def reproduced(stored: dict[str, float], measured: dict[str, float]) -> bool:
 
 
 async def verify(problem: Problem, sources: Sequence[str]) -> list[EvalResult]:
-    """Evaluate ``sources`` again through ``problem``'s evaluator (sandboxed, as in a run)."""
+    """Evaluate ``sources`` again through ``problem``'s evaluator (sandboxed, as in a run).
+
+    Each is evaluated once as it is: knob tuning is off (a stored program holds its tuned
+    values already, and tuning it again would measure other programs).
+    """
     from evoforge.evaluators import evaluator_class
 
     cls = evaluator_class(problem.evaluator)
     results = []
-    async with cls(problem, workers=1) as evaluator:
+    async with cls(replace(problem, tuning=None), workers=1) as evaluator:
         for source in sources:
             results.append(await evaluator.evaluate(source))
     return results
