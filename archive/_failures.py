@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from evoforge import _json
 from evoforge.archive._outcome import Status
+from evoforge.archive._timeline import ids_by_seq
 
 if TYPE_CHECKING:
     from evoforge.archive._archive import Archive
@@ -103,7 +104,7 @@ def failure_groups(
     for found in sorted(without_error):
         _add_without_error(archive, run_id, found, groups)
     ordered = sorted(groups.items(), key=lambda item: (-item[1][0], item[0]))
-    ids = _ids(archive, run_id, [g[3] for _, g in ordered])
+    ids = ids_by_seq(archive, run_id, [g[3] for _, g in ordered])
     return [
         FailureGroup(Status(found), sig, count, message, ids[last], first, last)
         for (found, sig), (count, message, first, last) in ordered
@@ -123,17 +124,3 @@ def _add_without_error(archive: Archive, run_id: str, status: str, groups: dict)
         group[2] = min(group[2], seq)
         if seq >= group[3]:
             group[1], group[3] = message, seq
-
-
-def _ids(archive: Archive, run_id: str, seqs: list[int]) -> dict[int, str]:
-    ids: dict[int, str] = {}
-    for start in range(0, len(seqs), 500):
-        chunk = seqs[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        ids.update(
-            archive.conn.execute(
-                f"SELECT seq, id FROM programs WHERE run_id = ? AND seq IN ({marks})",
-                (run_id, *chunk),
-            ).fetchall()
-        )
-    return ids

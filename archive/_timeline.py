@@ -134,7 +134,7 @@ def timeline(archive: Archive, run_id: str) -> Timeline:
         times.append(created_at)
         statuses.append(status)
         evaluations_used.append(used)
-    ids = _ids_by_seq(archive, run_id, [step[1] for step in steps])
+    ids = ids_by_seq(archive, run_id, [step[1] for step in steps])
     best_steps: list[Improvement] = []
     islands: dict[int, list[Improvement]] = {}
     for evaluation, seq, island, score, beats_run in steps:
@@ -182,7 +182,7 @@ def _buckets(
     return width, tuple(found)
 
 
-def _ids_by_seq(archive: Archive, run_id: str, seqs: list[int]) -> dict[int, str]:
+def ids_by_seq(archive: Archive, run_id: str, seqs: list[int]) -> dict[int, str]:
     """Program ids of some attempts of a run: one probe of ``idx_programs_seq`` each."""
     ids: dict[int, str] = {}
     for start in range(0, len(seqs), 500):

@@ -67,15 +67,7 @@ def serve_layout(request: dict[str, Any], isolation: Isolation) -> dict[str, Any
         if link is not None:
             link.conn.close()
         if policy is not None:
-            if failure is not None and failure.status is not Status.CRASHED:
-                policy.kill()
-            run = policy.finish()
-            if failure is None and run.status is not Status.OK:
-                failure = PolicyFailure(run.status, run.error or "the policy failed")
-            elif failure is not None and failure.status is Status.CRASHED and run.error:
-                failure = PolicyFailure(
-                    run.status if run.status is not Status.OK else Status.CRASHED, run.error
-                )
+            failure = policy.settle(failure)
         shutil.rmtree(root, ignore_errors=True)
     elapsed = time.perf_counter() - start
     policy_s = link.policy_s if link is not None else 0.0

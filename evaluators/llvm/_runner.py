@@ -435,6 +435,23 @@ class PolicySandbox:
         assert self.run is not None
         return self.run
 
+    def settle(self, failure: PolicyFailure | None) -> PolicyFailure | None:
+        """End the policy and give the stage's verdict on it: ``failure`` as found by the
+        runner, or what the policy's own run says (a crash explained by its exit).
+
+        A policy that failed by answering (too slow, garbage, tampering) is killed without
+        grace; otherwise it ends once its channel is closed.
+        """
+        if failure is not None and failure.status is not Status.CRASHED:
+            self.kill()
+        run = self.finish()
+        if failure is None and run.status is not Status.OK:
+            return PolicyFailure(run.status, run.error or "the policy failed")
+        if failure is not None and failure.status is Status.CRASHED and run.error:
+            status = run.status if run.status is not Status.OK else Status.CRASHED
+            return PolicyFailure(status, run.error)
+        return failure
+
     def _started(self, pid: int) -> None:
         self.pid = pid
 
@@ -476,15 +493,7 @@ def serve(request: dict[str, Any], isolation: Isolation) -> dict[str, Any]:
         if link is not None:
             link.conn.close()  # the policy's read sees the end and it returns
         if policy is not None:
-            if failure is not None and failure.status is not Status.CRASHED:
-                policy.kill()  # too slow, garbage or tampering: no grace
-            run = policy.finish()
-            if failure is None and run.status is not Status.OK:
-                failure = PolicyFailure(run.status, run.error or "the policy failed")
-            if failure is not None and failure.status is Status.CRASHED and run.error:
-                failure = PolicyFailure(
-                    run.status if run.status is not Status.OK else Status.CRASHED, run.error
-                )
+            failure = policy.settle(failure)
         shutil.rmtree(root, ignore_errors=True)
     elapsed = time.perf_counter() - start
     policy_s = link.policy_s if link is not None else 0.0
