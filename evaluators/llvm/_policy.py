@@ -40,9 +40,10 @@ def policy_job(request: bytes) -> tuple[dict[str, Any], bytes]:
     module = types.ModuleType("candidate")
     module.__file__ = CANDIDATE_FILENAME
     sys.modules["candidate"] = module
-    decisions = 0
+    decisions, loaded = 0, False
     try:
         exec(code, module.__dict__)
+        loaded = True
         function = module.__dict__.get(entry)
         if not callable(function):
             return {
@@ -63,11 +64,15 @@ def policy_job(request: bytes) -> tuple[dict[str, Any], bytes]:
         return {"status": "memory_limit", "error": "ran out of memory (MemoryError)"}, b""
     except BaseException as exc:
         tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        where = (
+            f"{entry}() raised {type(exc).__name__}: {exc} (at decision {decisions + 1})"
+            if loaded
+            else f"the program raised {type(exc).__name__}: {exc} while loading, before any "
+            "decision"
+        )
         return {
             "status": "runtime_error",
-            "error": f"{entry}() raised {type(exc).__name__}: {exc} (at decision {decisions + 1})"[
-                :_TAIL
-            ],
+            "error": where[:_TAIL],
             "traceback": tb[-_TAIL:],
         }, b""
     return {"status": "ok", "decisions": decisions}, b""

@@ -45,6 +45,16 @@ HOSTILE = {
     "unsendable": ("def decide(f):\n    return object()\n", Status.INCORRECT, "object"),
     "wrong_byte_count": (WRONG_BYTE_COUNT, Status.SANDBOX_VIOLATION, "wrong byte count"),
     "no_function": ("x = 1\n", Status.RUNTIME_ERROR, "defines no function"),
+    "writes_before_ready": (
+        "import os\nos.write(4, b'\\x00\\x00\\x00\\x02{}')\ndef decide(f):\n    return True\n",
+        Status.SANDBOX_VIOLATION,
+        "before the policy was ready",
+    ),
+    "own_unix_socket": (
+        "import socket\nsocket.socket(socket.AF_UNIX)\ndef decide(f):\n    return True\n",
+        Status.RUNTIME_ERROR,
+        "PermissionError: [Errno 13] Permission denied while loading",
+    ),
     "syntax": ("def decide(f)\n    return True\n", Status.SYNTAX_ERROR, "SyntaxError"),
 }
 
