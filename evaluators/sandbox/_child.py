@@ -76,8 +76,6 @@ def _child(
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after the user switch, which clears it
         if os.getppid() not in (server_pid, 0):  # 0: the parent is outside our PID namespace
             os._exit(70)  # the server died before PDEATHSIG was armed (else stdin says so)
-        if containment.filesystem.proc and not failed:
-            _become_init()  # returns in the worker, the init's only child
         chunks = []
         while chunk := os.read(0, 65536):
             chunks.append(chunk)
@@ -109,47 +107,6 @@ def _child(
         except BaseException:
             pass
         os._exit(0)
-
-
-def _become_init() -> None:
-    """Split into the PID namespace's first process and the worker that runs the job.
-
-    The first process of a PID namespace ignores every signal it has no handler for when it
-    comes from inside the namespace: a candidate that was that process could not kill itself
-    (``os.kill(os.getpid(), SIGSEGV)``, ``os.abort()``). So the first process only waits: it
-    forks the worker (once the server has put it in its cgroup, which the first byte on stdin
-    says, so the worker is in it from birth), waits for it, and exits with its status (a death
-    by signal ``s`` as exit code ``128 + s``, which the server reads back as that signal).
-    When it exits the kernel kills whatever else is left in the namespace.
-    """
-    if os.read(0, 1) != INIT_GO:
-        os._exit(0)  # dismissed before it was admitted
-    worker = os.fork()
-    if worker == 0:
-        os.setsid()  # a session and group of its own, as without the namespace
-        return
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # nothing the worker sends can reach us
-    for fd in (0, 1, 2, RESULT_FD):
-        os.close(fd)
-    with contextlib.suppress(OSError):
-        os.close(CHANNEL_FD)  # the worker's alone: its end reads as closed once it exits
-    while True:
-        try:
-            pid, status = os.waitpid(-1, 0)  # the worker, and orphans handed to us
-        except ChildProcessError:
-            os._exit(71)
-        except BaseException:
-            continue
-        if pid == worker:
-            if os.WIFSIGNALED(status):
-                os._exit(INIT_SIGNALED + os.WTERMSIG(status))
-            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-
-
-INIT_GO = b"A"
-"""The byte a server sends a PID namespace's first process once it sits in its cgroup."""
-INIT_SIGNALED = 128
-"""The first process exits with this plus the signal that killed the worker."""
 
 
 @dataclass(frozen=True)

@@ -130,8 +130,8 @@ class FilesystemPlan:
             :func:`~evoforge.evaluators.sandbox._host.enter_private_mount_namespace`, saves it).
         notes: paths that were asked to be hidden and are not, with why.
         ipc_namespace: also unshare an IPC namespace (System V objects, POSIX queues).
-        proc: mount a fresh, read-only ``/proc`` (the child is the first process of a PID
-            namespace of its own, so it shows that namespace only).
+        proc: mount a fresh, read-only ``/proc`` (the child runs in the candidates' PID
+            namespace, so it shows that namespace only).
         reach: ``(folder, paths)`` pairs: each folder (one the candidate's user may not
             traverse, e.g. a 0700 home) is covered by an empty traversable ``tmpfs`` in which
             ``paths`` (the Python installation, a venv, the project's packages) are bound back
@@ -430,7 +430,7 @@ def namespace_support() -> tuple[str, str]:
     """``(why no PID namespace, why no IPC namespace)``; "" where this process may make one.
 
     Found once, by trying in a throwaway child: a PID namespace needs ``CAP_SYS_ADMIN`` here
-    (the server unshares it before each fork, then returns to its own with ``setns``), and the
+    (the server makes one for its candidates and forks each into it with ``setns``), and the
     child must be able to mount a ``proc`` for it; an IPC namespace is unshared by the child
     with its mount namespace (as root, or inside its user namespace).
     """

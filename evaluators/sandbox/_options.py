@@ -51,7 +51,8 @@ class SandboxOptions(Settings):
             the engine's environment, besides :data:`ENV_NAMES` and ``LC_*``.
         sandbox_unix_sockets: let candidates create UNIX-domain sockets (by default refused,
             so no host service's socket file can be reached).
-        sandbox_namespaces: a PID namespace (own ``/proc``) and an IPC namespace per candidate.
+        sandbox_namespaces: a PID namespace for candidates (own ``/proc``, emptied after each
+            one) and an IPC namespace per candidate.
         sandbox_cgroup: limit and account memory for the candidate's whole process tree.
     """
 

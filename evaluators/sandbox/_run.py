@@ -24,17 +24,14 @@ Every evaluator runs its candidates through :class:`Sandbox` (or the one-shot
 - optionally: a fresh network namespace, and a drop from root to an unprivileged user, which
   also keeps it away from the signals of root's processes (the server refuses to run
   candidates as root unless asked, see ``candidate_user``);
-- a PID namespace and an IPC namespace of its own, where the host allows (``Isolation.
-  namespaces``): the child is the first process of the PID namespace, with a fresh read-only
-  ``/proc`` that shows only its own processes, so it can neither see (command lines, the
-  engine's ``--db``) nor signal anything else, and when it ends the kernel kills every process
-  it started, ``setsid`` escapees included; System V objects and POSIX queues die with its IPC
-  namespace. Both are made per candidate, not per server: a namespace shared by a server's
-  successive candidates would let one leave IPC objects and processes for the next (the very
-  leak to close), and per candidate they cost about 0.15 ms of the child's set-up (the ``proc``
-  mount most of it), off the latency path when the child is forked ahead. The server unshares
-  the PID namespace just before each fork and returns to its own right after (``setns``), so
-  its scorer never lands in a candidate's namespace;
+- a PID namespace and an IPC namespace, where the host allows (``Isolation.namespaces``).
+  The PID namespace is the server's candidates' (:mod:`~evoforge.evaluators.sandbox._pidns`):
+  a fresh read-only ``/proc`` shows a child only its own processes, so it can neither see
+  (command lines, the engine's ``--db``) nor signal anything else, and after each candidate
+  everything left in the namespace is killed, ``setsid`` escapees included, before the next
+  child is forked. The IPC namespace is made per candidate (System V objects and POSIX queues
+  die with it; about 0.15 ms of the child's set-up with the ``proc`` mount, off the latency
+  path when the child is forked ahead);
 - a seccomp filter that refuses UNIX-domain sockets (:mod:`~evoforge.evaluators.sandbox._seccomp`):
   a host service listening on a socket file stays out of reach;
 - a cgroup for the memory of its whole process tree (:mod:`~evoforge.evaluators.sandbox._cgroup`),
@@ -58,7 +55,6 @@ optionally with ``"error"`` and ``"traceback"`` texts.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import json
 import math
@@ -75,20 +71,15 @@ from typing import Any
 from evoforge.archive import Status
 from evoforge.evaluators.sandbox._caps import held_capabilities, warm_up
 from evoforge.evaluators.sandbox._cgroup import CandidateCgroup, candidate_cgroup
-from evoforge.evaluators.sandbox._child import (
-    INIT_GO,
-    INIT_SIGNALED,
-    Containment,
-    _child,
-    _rlimits,
-)
+from evoforge.evaluators.sandbox._child import Containment, _child, _rlimits
 from evoforge.evaluators.sandbox._fs import (
     DEVICES,
     namespace_support,
     plan_filesystem,
     with_namespaces,
 )
-from evoforge.evaluators.sandbox._host import _libc, children, is_subreaper, remove_workdir
+from evoforge.evaluators.sandbox._host import children, is_subreaper, remove_workdir
+from evoforge.evaluators.sandbox._pidns import PidNamespace, live_first_processes
 from evoforge.evaluators.sandbox._protocol import write_all
 from evoforge.evaluators.sandbox._seccomp import filter_program
 
@@ -151,10 +142,10 @@ class Isolation:
             (:data:`~evoforge.evaluators.sandbox._fs.DEVICES` by default: the usual character
             devices and accelerators).
         shm_mb: size of the child's private ``/dev/shm``.
-        namespaces: give each child its own PID namespace (it is the first process of it,
-            with its own read-only ``/proc``; when it ends the kernel kills everything it
-            started) and IPC namespace (System V objects and POSIX queues die with it), where
-            the host allows (needs ``filesystem``; a PID namespace needs root).
+        namespaces: run children in a PID namespace of the server's candidates (with their
+            own read-only ``/proc``; emptied after each candidate) and give each its own IPC
+            namespace (System V objects and POSIX queues die with it), where the host allows
+            (needs ``filesystem``; a PID namespace needs root).
         unix_sockets: allow UNIX-domain sockets; by default a seccomp filter refuses them, so
             no socket file outside the workdir (a host service's) can be reached
             (:mod:`evoforge.evaluators.sandbox._seccomp`).
@@ -262,7 +253,7 @@ class Sandbox:
             )
         why_no_pid, why_no_ipc = _namespaces_here(isolation, plan.mode)
         plan = with_namespaces(plan, ipc=not why_no_ipc, proc=not why_no_pid)
-        self._own_pid_ns = -1 if why_no_pid else os.open("/proc/self/ns/pid", os.O_RDONLY)
+        self._pid_ns = None if why_no_pid else PidNamespace()
         seccomp, why_no_seccomp = (
             (None, "allowed (the problem asked)") if isolation.unix_sockets else filter_program()
         )
@@ -286,8 +277,8 @@ class Sandbox:
             "pid namespace": (
                 f"off: {why_no_pid}"
                 if why_no_pid
-                else "one per candidate, with its own read-only /proc (only its own processes "
-                "are visible; all of them are killed when it ends)"
+                else "candidates' own, with a read-only /proc of their own (only their own "
+                "processes are visible), emptied after each candidate"
             ),
             "ipc namespace": (
                 f"off: {why_no_ipc}"
@@ -338,7 +329,8 @@ class Sandbox:
         if self._on_start is not None:
             self._on_start(child.pid)
         try:
-            return _supervise(child, start, limits, self._keep_pids(), self._cgroup)
+            keep = self._keep_pids()
+            return _supervise(child, start, limits, keep, self._cgroup, self._pid_ns)
         finally:
             child.close()
 
@@ -348,9 +340,9 @@ class Sandbox:
             self._ready.discard()
             self._ready = None
         self._cgroup.close()
-        if self._own_pid_ns >= 0:
-            os.close(self._own_pid_ns)
-            self._own_pid_ns = -1
+        if self._pid_ns is not None:
+            self._pid_ns.close()
+            self._pid_ns = None
 
     def _fork(self) -> _Child | SandboxRun:
         go_r, go_w = os.pipe()
@@ -363,16 +355,12 @@ class Sandbox:
         use_pidfd = _pidfds_work()
         wakeup_fd = -1 if use_pidfd else _sigchld_wakeup_fd()  # armed before the fork
         server_pid = os.getpid()
-        new_pid_ns = self._own_pid_ns >= 0 and _unshare_pid_namespace()
         try:
-            pid = os.fork()
+            pid = os.fork() if self._pid_ns is None else self._pid_ns.fork()
         except OSError as exc:
             for fd in (go_r, go_w, result_r, result_w, out_r, out_w, err_r, err_w):
                 os.close(fd)
             return SandboxRun(Status.CRASHED, error=f"could not fork the candidate process: {exc}")
-        finally:
-            if new_pid_ns and os.getpid() == server_pid:  # later forks (the scorer) stay ours
-                _return_to_pid_namespace(self._own_pid_ns)
         if pid == 0:
             _child(
                 self._job,
@@ -393,20 +381,10 @@ class Sandbox:
             os.set_blocking(fd, False)
         exit_fd = os.pidfd_open(pid) if use_pidfd else wakeup_fd
         child = _Child(pid, exit_fd, use_pidfd, result_r, out_r, err_r, go_w)
-        if self._own_pid_ns >= 0 and not new_pid_ns:
-            child.discard()  # never a candidate with less isolation than announced
-            return SandboxRun(Status.CRASHED, error="sandbox set-up failed: unshare(CLONE_NEWPID)")
         failed = self._cgroup.admit(pid)
         if failed:
             child.discard()
             return SandboxRun(Status.CRASHED, error=f"sandbox set-up failed: {failed}")
-        if new_pid_ns:  # its first process may now fork the worker (see _child._become_init)
-            child.init = True
-            try:
-                write_all(go_w, INIT_GO)
-            except OSError:
-                child.discard()
-                return SandboxRun(Status.CRASHED, error="the sandbox child died in its set-up")
         return child
 
 
@@ -447,7 +425,6 @@ class _Child:
     out_r: int
     err_r: int
     go_w: int
-    init: bool = False  # the first process of a PID namespace, the job runs in its child
 
     def go(self, message: bytes) -> bool:
         """Hand over the request; False if the child is already gone."""
@@ -493,6 +470,7 @@ def _supervise(
     limits: Limits,
     keep_pids: Collection[int],
     cgroup: CandidateCgroup,
+    pid_ns: PidNamespace | None = None,
 ) -> SandboxRun:
     pid, exit_fd, result_r = child.pid, child.exit_fd, child.result_r
     result = _Capped(limits.result_mb * 2**20)
@@ -525,13 +503,9 @@ def _supervise(
     if exited:
         _kill_group(pid)  # leftovers in the group; the leader is a zombie, so its pid is not reused
         _, wait_status, usage = os.wait4(pid, 0)
-        if child.init and os.WIFEXITED(wait_status):
-            code = os.WEXITSTATUS(wait_status)
-            if code > INIT_SIGNALED:  # the worker died by a signal: read it as such
-                wait_status = code - INIT_SIGNALED
         run.cpu_s = usage.ru_utime + usage.ru_stime
         run.max_rss_mb = usage.ru_maxrss / (1024 if sys.platform != "darwin" else 2**20)
-        run.stragglers = _sweep(pid, keep_pids)
+        run.stragglers = _sweep(pid, keep_pids, pid_ns)
         tree_peak_mb, oom_killed = cgroup.collect()
         run.max_rss_mb = max(run.max_rss_mb, tree_peak_mb)  # the whole tree, where accounted
         if oom_killed:
@@ -604,8 +578,9 @@ def _kill_group(pgid: int) -> bool:
     return True
 
 
-def _sweep(pgid: int, keep_pids: Collection[int]) -> int:
-    """Kill and reap everything the candidate left: its group, then orphans re-parented here.
+def _sweep(pgid: int, keep_pids: Collection[int], pid_ns: PidNamespace | None = None) -> int:
+    """Kill and reap everything the candidate left: its group, then orphans re-parented here,
+    then whatever is left in its PID namespace (where orphans go when there is one).
 
     Terminates because a group member's orphans are re-parented to this (subreaper) process
     before that member can be reaped, so "group empty and no children" means all are gone.
@@ -617,7 +592,7 @@ def _sweep(pgid: int, keep_pids: Collection[int]) -> int:
     adopts_orphans = is_subreaper()  # elsewhere other children are not ours to kill
     while True:
         group_alive = _kill_group(pgid)
-        strays = children() - set(keep_pids) if adopts_orphans else set()
+        strays = children() - {*keep_pids, *live_first_processes} if adopts_orphans else set()
         for stray in strays:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(stray, signal.SIGKILL)
@@ -626,11 +601,17 @@ def _sweep(pgid: int, keep_pids: Collection[int]) -> int:
                 if os.waitpid(stray, os.WNOHANG)[0]:
                     killed += 1
         if not group_alive and not strays:
-            return killed
+            break
         if time.perf_counter() > give_up:
             print(f"evoforge sandbox: gave up killing leftovers of {pgid}", file=sys.stderr)
-            return killed
+            break
         time.sleep(0.0005)  # only when something was left behind: let SIGKILL land
+    if pid_ns is not None:
+        try:
+            killed += pid_ns.sweep()
+        except OSError as exc:
+            print(f"evoforge sandbox: leftovers of {pgid}: {exc}", file=sys.stderr)
+    return killed
 
 
 def _read_into(fd: int, sink: _Capped | _Tail) -> bool:
@@ -695,7 +676,6 @@ class _Tail:
 # Small platform helpers
 
 _wakeup: tuple[int, int] | None = None
-_CLONE_NEWPID = 0x20000000
 
 
 def _namespaces_here(isolation: Isolation, mode: str) -> tuple[str, str]:
@@ -710,16 +690,6 @@ def _namespaces_here(isolation: Isolation, mode: str) -> tuple[str, str]:
     if mode == "user namespace" and not why_pid:
         why_pid = "needs a server with CAP_SYS_ADMIN (it runs as another user)"
     return why_pid, why_ipc
-
-
-def _unshare_pid_namespace() -> bool:
-    """Have the next child start a new PID namespace (the server itself stays in its own)."""
-    return _libc().unshare(_CLONE_NEWPID) == 0
-
-
-def _return_to_pid_namespace(own: int) -> None:
-    if _libc().setns(own, _CLONE_NEWPID) != 0:
-        raise OSError(ctypes.get_errno(), "setns back to the server's PID namespace failed")
 
 
 def _sigchld_wakeup_fd() -> int:

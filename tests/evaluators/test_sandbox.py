@@ -221,6 +221,44 @@ def test_stragglers_die_with_the_pid_namespace_of_their_candidate():
     assert report["payload"] == ""  # gone already, killed by the kernel with its namespace
 
 
+def test_the_pid_namespace_is_empty_for_each_candidate_and_remade_if_its_first_dies():
+    report = sandbox_script("""
+        from evoforge.evaluators.sandbox import _pidns
+        def job(request):
+            pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+            if request == b"leave":  # a setsid escapee, re-parented to the first process
+                if os.fork() == 0:
+                    os.setsid()
+                    if os.fork() == 0:
+                        time.sleep(60)
+                    os._exit(0)
+                time.sleep(0.05)
+            return {"status": "ok", "pids": pids}, b""
+        workdir = tempfile.mkdtemp()
+        box = sb.Sandbox(job, sb.Isolation(user=None), workdir=workdir)
+        if not box.protections["pid namespace"].startswith("candidates' own"):
+            print(json.dumps({"skip": box.protections["pid namespace"]}))
+            sys.exit(0)
+        seen = []
+        for request in (b"leave", b"look", b"kill-first", b"look"):
+            if request == b"kill-first":  # as the OOM killer might: the kernel ends the namespace
+                (first,) = _pidns.live_first_processes
+                os.kill(first, signal.SIGKILL)
+                time.sleep(0.1)
+            run = box.run(request, sb.Limits(timeout_s=5))
+            seen.append([run.status.value, len(run.header.get("pids", [])), run.stragglers])
+        box.close()
+        print(json.dumps({"seen": seen, "left": sorted(host.children())}))
+    """)
+    if "skip" in report:
+        pytest.skip(report["skip"])
+    # Each candidate sees the first process and itself; the escapee was swept (2 processes:
+    # its parent's zombie and itself) before the next candidate, and a killed first process
+    # is replaced by a new namespace.
+    assert report["seen"] == [["ok", 2, 2], ["ok", 2, 0], ["ok", 2, 0], ["ok", 2, 0]]
+    assert report["left"] == []
+
+
 def test_a_handed_channel_is_the_childs_one_socket_and_its_exit_reads_as_the_end():
     # The candidate may not create UNIX sockets (seccomp); a server that talks to it while it
     # runs (the LLVM policies) hands it one end of a socketpair as CHANNEL_FD instead.
