@@ -51,7 +51,7 @@ def host_isolation() -> dict[str, str]:
     if mode == "user namespace" and not why_pid:
         why_pid = "needs a server with CAP_SYS_ADMIN"
     report["pid namespace"] = (
-        "on: one per candidate, own /proc" if not why_pid else f"off: {why_pid}"
+        "on: candidates only, own /proc, emptied after each" if not why_pid else f"off: {why_pid}"
     )
     report["ipc namespace"] = "on: one per candidate" if not why_ipc else f"off: {why_ipc}"
     cgroup = candidate_cgroup(f"probe-{os.getpid()}")
