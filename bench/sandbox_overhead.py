@@ -26,9 +26,10 @@ CPU time, set-up included (it runs before the request arrives, off the latency p
     python bench/sandbox_overhead.py --compare-containment  # the second round on vs off
 
 ``--compare-containment`` runs the defaults (candidates as ``nobody`` in the server's candidate
-PID namespace with their own ``/proc``, an IPC namespace each, the seccomp filter against UNIX sockets, the memory cgroup) against
-the branch point's sandbox (root candidates, none of those), in interleaved blocks, and prints the
-difference of the medians: what the second round of containment costs a candidate.
+PID namespace with their own ``/proc``, an IPC namespace each, the seccomp filter against UNIX
+sockets, the memory cgroup) against the branch point's sandbox (root candidates, none of
+those), in interleaved blocks, and prints the difference of the medians: what the second round
+of containment costs a candidate.
 """
 
 from __future__ import annotations
