@@ -100,21 +100,22 @@ class PidNamespace:
         a moment after the check that it lives (the kernel waits until its other processes
         are reaped): fork then fails, and it is ended and made anew once.
         """
-        for attempt in range(2):
-            self._ensure()
-            server = os.getpid()
-            if _libc().setns(self._ns, CLONE_NEWPID) != 0:
-                raise OSError(ctypes.get_errno(), "setns into the candidates' PID namespace failed")
-            try:
-                return os.fork()
-            except OSError:
-                if attempt:
-                    raise
-                self._end()
-            finally:
-                if os.getpid() == server:  # the server's later forks (its scorer) stay its own
-                    self._return()
-        raise AssertionError("unreachable")
+        try:
+            return self._fork_inside()
+        except OSError:
+            self._end()
+            return self._fork_inside()
+
+    def _fork_inside(self) -> int:
+        self._ensure()
+        server = os.getpid()
+        if _libc().setns(self._ns, CLONE_NEWPID) != 0:
+            raise OSError(ctypes.get_errno(), "setns into the candidates' PID namespace failed")
+        try:
+            return os.fork()
+        finally:
+            if os.getpid() == server:  # the server's later forks (its scorer) stay its own
+                self._return()
 
     def sweep(self) -> int:
         """Kill and reap every process left in the namespace; how many there were.
