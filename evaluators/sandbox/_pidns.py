@@ -20,10 +20,10 @@ candidate costs what it costs without the namespace plus one pipe round trip.
 
 The first process runs as the server's user with its capabilities, in the host's mount
 namespace, with an empty environment. A candidate cannot signal it (the kernel drops signals
-sent to a namespace's first process from inside it, the few it handles are ignored), nor trace
-or read it (a candidate holds no capabilities, so ``ptrace`` access to a process that holds some
-is refused whatever the uid). If it dies anyway, the kernel kills the whole namespace, the
-server sees it, and the next candidate gets a fresh one.
+sent to a namespace's first process from inside it, and SIGINT, the one Python handles, is
+blocked from its start), nor trace or read it (a candidate holds no capabilities, so
+``ptrace`` access to a process that holds some is refused whatever the uid). If it dies anyway, the
+kernel kills the whole namespace, the server sees it, and the next candidate gets a fresh one.
 """
 
 from __future__ import annotations
@@ -165,6 +165,10 @@ class PidNamespace:
                         (os.POSIX_SPAWN_DUP2, answer_w, 1),
                     ],
                     setsid=True,
+                    # Blocked from birth: else a root candidate could SIGINT it while the
+                    # interpreter starts, before the script ignores SIGINT (Python's handler
+                    # would count as one, so the signal would be delivered). Stays blocked.
+                    setsigmask=[signal.SIGINT],
                 )
                 # Only openable once the namespace has its first process.
                 self._ns = os.open("/proc/self/ns/pid_for_children", os.O_RDONLY)

@@ -259,6 +259,30 @@ def test_the_pid_namespace_is_empty_for_each_candidate_and_remade_if_its_first_d
     assert report["left"] == []
 
 
+@needs_root
+def test_a_root_candidate_cannot_end_its_namespaces_first_process():
+    # At once, while that process's interpreter may still be starting.
+    report = sandbox_script("""
+        from evoforge.evaluators.sandbox import _pidns
+        def job():
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL, signal.SIGSTOP):
+                os.kill(1, sig)
+            return {"status": "ok"}, b""
+        box = sb.Sandbox(lambda _: job(), sb.Isolation(user=None), workdir=tempfile.mkdtemp())
+        if not box.protections["pid namespace"].startswith("candidates' own"):
+            print(json.dumps({"skip": box.protections["pid namespace"]}))
+            sys.exit(0)
+        runs = [box.run(b"x", sb.Limits(timeout_s=5)).status.value for _ in range(2)]
+        first = set(_pidns.live_first_processes)
+        runs.append(box.run(b"x", sb.Limits(timeout_s=5)).status.value)
+        print(json.dumps({"runs": runs, "same": first == _pidns.live_first_processes}))
+        box.close()
+    """)
+    if "skip" in report:
+        pytest.skip(report["skip"])
+    assert report == {"runs": ["ok", "ok", "ok"], "same": True}
+
+
 def test_a_handed_channel_is_the_childs_one_socket_and_its_exit_reads_as_the_end():
     # The candidate may not create UNIX sockets (seccomp); a server that talks to it while it
     # runs (the LLVM policies) hands it one end of a socketpair as CHANNEL_FD instead.
