@@ -30,6 +30,11 @@ if TYPE_CHECKING:
     from evoforge.problems import Objective
 
 BUSY_TIMEOUT_MS = 10_000  # a reader (`evoforge status`) may hold the file briefly
+PAGE_CACHE_KIB = 65_536
+"""SQLite's page cache per connection (its default is 2 MiB, ~500 pages). A lineage at a million
+programs touches ~4,000 pages scattered over the file (an index and a table page per ancestor):
+with the default every repeat reads them again from the OS (about 40 ms, against 23 with this).
+Pages are allocated as they are read, so a small archive never uses it all."""
 _EVENT_COLUMNS = "id, run_id, kind, seq, island, data_json, created_at"
 _LLM_COLUMNS = (
     "id", "run_id", "seq", "model", "latency_s", "status", "program_id", "prompt_tokens",
@@ -137,6 +142,7 @@ class Archive(Runs, Grids, Fronts):
                 self.conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints
                 self.conn.execute("PRAGMA foreign_keys = ON")
             self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self.conn.execute(f"PRAGMA cache_size = -{PAGE_CACHE_KIB}")
             self._migrate()
         except sqlite3.DatabaseError as e:
             self.conn.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from typing import Any
 
@@ -93,6 +94,25 @@ def test_any_program_round_trips(shared_archive: Archive, problem: Problem, data
     shared_archive.add_program(program)
     assert_same(shared_archive.get_program(run_id, program.id), program)
     assert_same(list(shared_archive.programs(run_id)), [program])
+
+
+@pytest.mark.parametrize(
+    "stored",
+    ['{"a": 1', '{"a": 1}{"b": 2}', "{}],[{}", "", "NaN x"],
+    ids=["unclosed", "two-values", "breaks-out-of-the-array", "empty", "trailing-text"],
+)
+def test_a_json_column_edited_into_garbage_fails_to_read_and_says_so(
+    archive: Archive, make_program: MakeProgram, run_id: str, stored: str
+) -> None:
+    # Rows are decoded seven columns at a time; a column that is not one JSON value must
+    # not shift the others or be read as something it is not.
+    program = make_program()
+    archive.conn.execute(
+        "UPDATE programs SET metrics_json = ? WHERE run_id = ? AND id = ?",
+        (stored, run_id, program.id),
+    )
+    with pytest.raises(json.JSONDecodeError):
+        archive.get_program(run_id, program.id)
 
 
 def test_program_id_is_a_short_content_hash() -> None:
