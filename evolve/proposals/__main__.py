@@ -1,7 +1,5 @@
 """``python -m evoforge.evolve.proposals``: one proposal worker (started by ProposalPool)."""
 
-import sys
+from evoforge.evolve.proposals._worker import exit_now, main
 
-from evoforge.evolve.proposals._worker import main
-
-sys.exit(main())
+exit_now(main())

@@ -23,6 +23,7 @@ decides when its workers stop.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import logging
 import os
@@ -243,3 +244,21 @@ def main() -> int:
 
     load_litellm()  # the slow part of starting (seconds): before the set-up frame is read
     return asyncio.run(_serve(out_fd, started))
+
+
+def exit_now(code: int) -> None:
+    """End the worker process with ``code`` without tearing its interpreter down.
+
+    Freeing the modules of an interpreter that imported litellm (thousands of pydantic
+    models) takes about a second, and the controller waits for its workers to exit at the end
+    of every run. By the time :func:`main` returns, everything that has to happen has: calls
+    ended, model clients closed, the last frame written. The atexit handlers (litellm's and
+    any plugin's) still run and the standard streams are flushed; only the teardown is skipped.
+    """
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)

@@ -14,6 +14,8 @@ import asyncio
 import gc
 import os
 import signal
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -224,6 +226,23 @@ def test_tracking_executor_closes_coroutines_that_never_started():
         gc.collect()
     executor.shutdown()
     assert not [w for w in caught if "never awaited" in str(w.message)]
+
+
+def test_a_worker_exits_without_teardown_but_runs_atexit_and_flushes():
+    # exit_now skips the interpreter's teardown (a second with litellm loaded); what a plugin
+    # or litellm left to atexit, and text still buffered in the streams, must not be lost.
+    script = (
+        "import atexit, sys\n"
+        "from evoforge.evolve.proposals._worker import exit_now\n"
+        "atexit.register(lambda: print('atexit ran', file=sys.stderr))\n"
+        "print('buffered', end='')\n"
+        "sys.stderr.write('unflushed')\n"
+        "exit_now(3)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 3
+    assert done.stdout == "buffered"
+    assert done.stderr == "unflushedatexit ran\n"
 
 
 @pytest.mark.slow
