@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evoforge.archive._outcome import Status
+from evoforge.archive._outcome import Status, status_of
 from evoforge.archive._program import SELECT_SQL, Program, from_row
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def attempt_outcomes(
     )
     return [
         AttemptOutcome(
-            rowid=r[0], seq=r[1], id=r[2], status=Status(r[3]), edit_kind=r[4], model=r[5],
+            rowid=r[0], seq=r[1], id=r[2], status=status_of(r[3]), edit_kind=r[4], model=r[5],
             score=r[6], parent_score=r[7], error=r[8] if isinstance(r[8], str) else None,
         )
         for r in rows

@@ -13,7 +13,7 @@ import numpy as np
 
 from evoforge import _json
 from evoforge.archive._errors import ArchiveError
-from evoforge.archive._outcome import Status
+from evoforge.archive._outcome import Status, status_of
 from evoforge.archive._pareto import non_dominated
 from evoforge.archive._program import COLUMNS, ID_LENGTH, SELECT_SQL, Program, from_row
 
@@ -263,6 +263,6 @@ def lineage_tree(
 def _node(row, role: str, depth: int) -> Node:
     return Node(
         id=row[0], parent_id=row[1], seq=row[2], generation=row[3], island=row[4],
-        status=Status(row[5]), score=row[6], edit_kind=row[7], model=row[8], role=role,
+        status=status_of(row[5]), score=row[6], edit_kind=row[7], model=row[8], role=role,
         depth=depth,
     )  # fmt: skip

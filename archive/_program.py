@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evoforge import _json
-from evoforge.archive._outcome import Status
+from evoforge.archive._outcome import Status, status_of
 
 if TYPE_CHECKING:
     from evoforge.archive._outcome import EvalResult
@@ -185,7 +185,6 @@ def to_row(p: Program) -> tuple[Any, ...]:
 
 
 _FIELDS = tuple(Program.__dataclass_fields__)
-_STATUS = {str(s): s for s in Status}  # a dict lookup is ~10x cheaper than Status(text)
 _scan_json = json.JSONDecoder().scan_once
 
 
@@ -219,14 +218,13 @@ def from_row(row: Sequence[Any]) -> Program:
     metrics, objectives, descriptors, artifacts, timings, device, inspirations = (
         _decode_json_columns(row[12:19])
     )
-    status = _STATUS.get(row[7]) or Status(row[7])  # Status() raises for an unknown one
     program = object.__new__(Program)
     program.__dict__.update(
         zip(
             _FIELDS,
             (
-                *row[:7], status, *row[8:12], metrics, objectives, descriptors, artifacts,
-                timings, device, tuple(inspirations or ()), *row[19:22],
+                *row[:7], status_of(row[7]), *row[8:12], metrics, objectives, descriptors,
+                artifacts, timings, device, tuple(inspirations or ()), *row[19:22],
             ),
             strict=True,
         )

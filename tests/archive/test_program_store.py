@@ -115,6 +115,18 @@ def test_a_json_column_edited_into_garbage_fails_to_read_and_says_so(
         archive.get_program(run_id, program.id)
 
 
+def test_a_status_edited_into_an_unknown_one_fails_to_read_and_names_it(
+    archive: Archive, make_program: MakeProgram, run_id: str
+) -> None:
+    program = make_program()
+    archive.conn.execute(
+        "UPDATE programs SET status = 'exploded' WHERE run_id = ? AND id = ?",
+        (run_id, program.id),
+    )
+    with pytest.raises(ValueError, match="'exploded' is not a valid Status"):
+        archive.get_program(run_id, program.id)
+
+
 def test_program_id_is_a_short_content_hash() -> None:
     pid = program_id("def main():\n    return 1\n")
     assert len(pid) == 16 and int(pid, 16) >= 0
