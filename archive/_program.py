@@ -200,10 +200,10 @@ def _decode_json_columns(texts: Sequence[str | None]) -> list[Any]:
     joined = f"[{','.join(texts)}]"  # type: ignore[arg-type]
     try:
         decoded, end = _scan_json(joined, 0)
-    except StopIteration:  # malformed text: let json.loads raise its JSONDecodeError
-        return _json.loads(joined)
-    if end != len(joined):  # a column held more than one value: not what was stored
-        return _json.loads(joined)
+    except StopIteration:
+        end = -1
+    if end != len(joined):  # malformed, or a column held more than one value
+        return _json.loads(joined)  # raises the JSONDecodeError that says where
     return decoded
 
 
