@@ -1,21 +1,24 @@
-"""Seed for circle_packing: 26 circles on staggered rows, radii grown as large as they fit.
+"""Seed for circle_packing: 26 circles on staggered rows, then moved apart and grown together.
 
 Returns ``{"centers": [[x, y], ...], "radii": [r, ...]}`` (26 of each, numpy arrays are fine)
 for the unit square; the score is sum(radii).
 
 Inside the EVOLVE-BLOCK:
 * ``ROWS`` lays the centres out: each row is (count, y, x_left, x_right) and places ``count``
-  centres evenly, at the middles of ``count`` equal slots between x_left and x_right. Its
-  numbers are knobs (``NAME = value  # knob: float LOW..HIGH``): after a program is scored,
-  the autotuner tries other values within those ranges and keeps the best.
+  centres evenly, at the middles of ``count`` equal slots between x_left and x_right.
 * ``compute_radii`` starts every circle at its distance to the nearest wall, shrinks each
   overlapping pair in proportion, then grows each circle, in turn, as far as its neighbours and
   the walls allow. Each step keeps the packing valid, so it is valid for any centres.
+* ``relax`` then moves centres and radii together by gradient steps on "sum of radii minus a
+  growing penalty for overlaps": a local optimiser, whose result may overlap slightly.
+* Numbers followed by ``# knob: ...`` are knobs (``NAME = value  # knob: float LOW..HIGH``):
+  after a program is scored, the autotuner tries other values within those ranges and keeps
+  the best.
 
 Outside the block, ``main`` keeps exactly 26 centres (extra ones dropped, missing ones parked at
-the middle with radius 0), clips them into the square and, after ``compute_radii``, shrinks
-whatever still overlaps with a 1e-12 relative margin: a no-op for a valid packing, so every edit
-that runs returns a valid one.
+the middle with radius 0), clips them into the square and, after ``relax``, shrinks whatever
+still overlaps with a 1e-12 relative margin (a no-op for a valid packing), so every edit that
+runs returns a valid one.
 """
 
 import numpy as np
@@ -53,6 +56,16 @@ ROWS = [
     (COUNT_5, Y_5, LEFT_5, RIGHT_5),
 ]
 GROW_PASSES = 1  # knob: int 1..6
+# `relax` then moves centres and radii together, RELAX_STEPS times, downhill on
+#     loss = -sum(radii) + weight * (sum of squared overlaps and wall violations),
+# with Adam steps of size RELAX_LR (times LR_DECAY ** step) and a weight that starts at
+# PENALTY and grows by PENALTY_GROWTH each step, so overlaps are cheap early (circles push
+# through each other) and expensive late (the packing settles). 0 steps keeps the rows as they are.
+RELAX_STEPS = 40  # knob: int 0..600
+RELAX_LR = 0.001  # knob: float 0.0001..0.03 log
+LR_DECAY = 0.999  # knob: float 0.98..1.0
+PENALTY = 10.0  # knob: float 1.0..300.0 log
+PENALTY_GROWTH = 1.001  # knob: float 1.0..1.03
 
 
 def construct_centers():
@@ -83,6 +96,30 @@ def compute_radii(centers):
     return radii
 
 
+def relax(centers, radii):
+    c, r = centers.copy(), radii.copy()
+    m = np.zeros((N, 3))  # Adam's running mean and mean square of the gradient
+    v = np.zeros((N, 3))
+    weight = PENALTY
+    for t in range(1, RELAX_STEPS + 1):
+        diff = c[:, None, :] - c[None, :, :]  # diff[i, j] = c[i] - c[j]
+        dist = np.maximum(np.sqrt((diff**2).sum(-1)), 1e-12)  # no 0 / 0 for equal centres
+        overlap = np.maximum(r[:, None] + r[None, :] - dist, 0.0)
+        np.fill_diagonal(overlap, 0.0)
+        below = np.maximum(r[:, None] - c, 0.0)  # circle i past the left / bottom wall
+        above = np.maximum(r[:, None] + c - 1.0, 0.0)  # past the right / top wall
+        grad = np.empty((N, 3))
+        grad[:, :2] = weight * (above - below - 2.0 * ((overlap / dist)[:, :, None] * diff).sum(1))
+        grad[:, 2] = -1.0 + weight * (2.0 * overlap.sum(1) + below.sum(1) + above.sum(1))
+        m = 0.9 * m + 0.1 * grad
+        v = 0.999 * v + 0.001 * grad**2
+        step = RELAX_LR * LR_DECAY**t * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-12)
+        c = np.clip(c - step[:, :2], 0.0, 1.0)
+        r = np.maximum(r - step[:, 2], 0.0)
+        weight *= PENALTY_GROWTH
+    return c, r
+
+
 # EVOLVE-BLOCK-END
 
 
@@ -110,5 +147,7 @@ def _make_valid(centers, radii):
 
 def main():
     centers = _exactly_n(construct_centers())
-    radii = _make_valid(centers, compute_radii(centers))
+    centers, radii = relax(centers, compute_radii(centers))
+    centers = _exactly_n(centers)
+    radii = _make_valid(centers, radii)
     return {"centers": centers, "radii": radii}
