@@ -74,6 +74,11 @@ _READER_VIEWS: dict[str, tuple[str, ...]] = {
         "CREATE TEMP VIEW runs AS SELECT *, NULL AS objectives_json FROM main.runs",
         "CREATE TEMP VIEW run_pareto AS SELECT NULL AS run_id, NULL AS program_id WHERE 0",
     ),
+    # no memory checkpoints: the prompt memory rebuilds from the programs
+    "m006_memory_states": (
+        "CREATE TEMP VIEW memory_states AS SELECT NULL AS run_id, NULL AS refresh_every, "
+        "NULL AS epoch, NULL AS state_json WHERE 0",
+    ),
 }
 
 

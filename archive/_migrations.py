@@ -306,6 +306,26 @@ def m005_derived_at_scale(db: Database) -> None:
     # The primary key serves pareto_front() and its upkeep: WHERE run_id = ?.
 
 
+@migrations()
+def m006_memory_states(db: Database) -> None:
+    """Checkpoints of each run's optimization memory (the prompt digest of what worked and
+    what failed), so that a new session continues from the last one instead of reading the
+    whole run's history again (about 1 s at 100k programs).
+
+    One row per run and refresh interval; ``state_json`` is opaque here (its reader,
+    ``evolve.prompts._memory``, checks its own version and rebuilds from the programs when it
+    cannot use it), so a lost or stale checkpoint costs time, never a wrong digest.
+    """
+    db["memory_states"].create(
+        {"run_id": str, "refresh_every": int, "epoch": int, "state_json": str},
+        pk=("run_id", "refresh_every"),
+        foreign_keys=_RUN_FK,
+        not_null=["run_id", "refresh_every", "epoch", "state_json"],
+        strict=True,
+    )
+    # The primary key serves both the read and the upsert: WHERE run_id = ? AND refresh_every = ?.
+
+
 # Names of every migration this version knows, in order; an archive that has applied others
 # was written by a newer evoforge.
 NAMES: tuple[str, ...] = tuple(

@@ -196,3 +196,31 @@ class Runs(Store):
         if not rows:
             raise self._no_run(run_id)
         return rows[0][0]
+
+    def memory_state(self, run_id: str, refresh_every: int) -> tuple[int, str] | None:
+        """The last checkpoint of a run's prompt memory, ``(epoch, state_json)``, or None.
+
+        What the state means is the memory's business
+        (:class:`~evoforge.evolve.OptimizationMemory`); the archive only keeps it.
+        """
+        row = self.conn.execute(
+            "SELECT epoch, state_json FROM memory_states WHERE run_id = ? AND refresh_every = ?",
+            (run_id, refresh_every),
+        ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def save_memory_state(
+        self, run_id: str, refresh_every: int, epoch: int, state_json: str
+    ) -> None:
+        """Replace the checkpoint of a run's prompt memory (one row per refresh interval).
+
+        Raises:
+            ArchiveWriteError: SQLite could not write (the message says why and the fix).
+        """
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO memory_states (run_id, refresh_every, epoch, state_json) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (run_id, refresh_every) "
+                "DO UPDATE SET epoch = excluded.epoch, state_json = excluded.state_json",
+                (run_id, refresh_every, epoch, state_json),
+            )

@@ -12,10 +12,17 @@ attempts up to the one that made ``k * refresh_every`` evaluations, so it is a p
 of the archive: a fresh :class:`OptimizationMemory` (after a resume, even one far past the
 last refresh) writes the same digest as one that followed the whole run, and a reproducible
 run stays reproducible across resumes.
+
+A writer's memory saves its state in the archive at each refresh (:meth:`Archive.save_memory_state
+<evoforge.archive.Archive.save_memory_state>`), so a new session starts from the last checkpoint
+and reads only the attempts stored since: starting no longer costs O(run) (about 1 s at 100k
+programs). The checkpoint is the state of the same pure function at an earlier refresh, so the
+digest is the same either way; one that cannot be used (another version, edited) is ignored.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,6 +41,7 @@ _REASON_CHARS = 100
 _PAGE = 2048  # attempts read per query
 _DIGITS = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_STATE_VERSION = 1  # of the checkpoint's JSON; another version is ignored (rebuilt)
 
 
 @dataclass
@@ -91,6 +99,43 @@ class _State:
             self.best.sort(reverse=True)
             del self.best[_TOP_IMPROVEMENTS:]
 
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "version": _STATE_VERSION,
+                "last_rowid": self.last_rowid,
+                "attempts": self.attempts,
+                "evaluated": self.evaluated,
+                "kinds": {k: [t.attempts, t.ok, t.improved] for k, t in self.kinds.items()},
+                "models": {m: [t.attempts, t.ok, t.improved] for m, t in self.models.items()},
+                "failures": [[s, r, n] for (s, r), n in self.failures.items()],
+                "best": [list(entry) for entry in self.best],
+            }
+        )
+
+    @classmethod
+    def from_json(cls, run_id: str, text: str) -> _State | None:
+        """The state a checkpoint holds, or None when it is not one this version wrote."""
+        try:
+            data = json.loads(text)
+            if data["version"] != _STATE_VERSION:
+                return None
+            return cls(
+                run_id,
+                last_rowid=int(data["last_rowid"]),
+                attempts=int(data["attempts"]),
+                evaluated=int(data["evaluated"]),
+                kinds={k: _Tally(*map(int, t)) for k, t in data["kinds"].items()},
+                models={m: _Tally(*map(int, t)) for m, t in data["models"].items()},
+                failures=Counter({(str(s), str(r)): int(n) for s, r, n in data["failures"]}),
+                best=[
+                    (float(g), int(q), str(i), float(b), float(a), str(k), str(m))
+                    for g, q, i, b, a, k, m in data["best"]
+                ],
+            )
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+
 
 def failure_reason(error: str | None) -> str:
     """A failure's error reduced to its kind: first line, before any ``;``, numbers as ``N``
@@ -142,13 +187,23 @@ class OptimizationMemory:
             return ""
         state = self._state
         if state is None or state.run_id != run_id:
-            state, self._epoch = _State(run_id), -1
+            state, self._epoch = self._restore(archive, run_id, epoch), -1
         if epoch != self._epoch:
             target = epoch * self.refresh_every
+            before = state.last_rowid
             _read_until(archive, state, target)
             self._state, self._epoch = state, epoch
             self._text = self._render(archive, problem, state, target)
+            if state.last_rowid != before and state.evaluated >= target and not archive.read_only:
+                archive.save_memory_state(run_id, self.refresh_every, epoch, state.to_json())
         return self._text
+
+    def _restore(self, archive: Archive, run_id: str, epoch: int) -> _State:
+        """The run's last checkpoint at or before ``epoch``, or an empty state."""
+        saved = archive.memory_state(run_id, self.refresh_every)
+        if saved is None or saved[0] > epoch:
+            return _State(run_id)
+        return _State.from_json(run_id, saved[1]) or _State(run_id)
 
     def _render(self, archive: Archive, problem: Problem, state: _State, evaluations: int) -> str:
         primary = problem.primary

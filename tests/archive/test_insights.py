@@ -199,7 +199,9 @@ def test_read_only_archive_of_an_older_schema_lists_what_a_writer_would_apply(tm
     migrations.apply(db, stop_before="m004_mining_indexes")
     db.close()
     with Archive(path, read_only=True) as reader:
-        assert reader.pending_migrations == ("m004_mining_indexes", "m005_derived_at_scale")
+        assert reader.pending_migrations == (
+            "m004_mining_indexes", "m005_derived_at_scale", "m006_memory_states",
+        )  # fmt: skip
         assert reader.runs() == []
 
 
@@ -222,15 +224,18 @@ def test_read_only_archive_of_an_older_schema_reads_programs_as_one_evaluation_e
     conn.executescript(
         "DROP INDEX idx_programs_timeline; ALTER TABLE programs DROP COLUMN evaluations; "
         "DROP TRIGGER programs_count; DROP TRIGGER programs_best; DROP TABLE run_pareto; "
-        "DROP TABLE run_status_counts; DROP TABLE run_best_points; "
+        "DROP TABLE run_status_counts; DROP TABLE run_best_points; DROP TABLE memory_states; "
         "ALTER TABLE runs DROP COLUMN objectives_json; "
         "DELETE FROM _sqlite_migrations WHERE name IN "
-        "('m004_mining_indexes', 'm005_derived_at_scale');"
+        "('m004_mining_indexes', 'm005_derived_at_scale', 'm006_memory_states');"
     )
     conn.close()
     before = path.read_bytes()
     with Archive(path, read_only=True) as reader:
-        assert reader.pending_migrations == ("m004_mining_indexes", "m005_derived_at_scale")
+        assert reader.pending_migrations == (
+            "m004_mining_indexes", "m005_derived_at_scale", "m006_memory_states",
+        )  # fmt: skip
+        assert reader.memory_state(run, 50) is None
         assert [s.evaluation for s in reader.timeline(run).best] == [1, 2, 3]
         assert [p.evaluations for p in reader.top(run, 3)] == [1, 1, 1]
         assert reader.count_programs(run) == 3 and reader.runs()[0].id == run

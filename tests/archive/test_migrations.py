@@ -56,6 +56,9 @@ EXPECTED_COLUMNS = {
     "run_status_counts": {"run_id": "TEXT", "status": "TEXT", "n": "INTEGER"},
     "run_best_points": {"run_id": "TEXT", "seq": "INTEGER", "score": "REAL"},
     "run_pareto": {"run_id": "TEXT", "program_id": "TEXT"},
+    "memory_states": {
+        "run_id": "TEXT", "refresh_every": "INTEGER", "epoch": "INTEGER", "state_json": "TEXT",
+    },
 }  # fmt: skip
 EXPECTED_PKS = {
     "runs": ["id"],
@@ -68,6 +71,7 @@ EXPECTED_PKS = {
     "run_status_counts": ["run_id", "status"],
     "run_best_points": ["run_id", "seq"],
     "run_pareto": ["run_id", "program_id"],
+    "memory_states": ["run_id", "refresh_every"],
 }
 EXPECTED_INDEXES = {
     "idx_programs_top": ("programs", ["run_id", "status", "score", "seq"]),
@@ -91,6 +95,7 @@ def test_blank_file_gets_every_table(archive: Archive) -> None:
         "m003_evaluations",
         "m004_mining_indexes",
         "m005_derived_at_scale",
+        "m006_memory_states",
     ]
     assert migrations.pending(archive.db) == []
 

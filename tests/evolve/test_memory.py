@@ -10,6 +10,7 @@ import pytest
 from evoforge.archive import Archive
 from evoforge.evaluators import Status
 from evoforge.evolve import ConfigError
+from evoforge.evolve.prompts import _memory
 from evoforge.evolve.prompts._memory import OptimizationMemory, failure_reason
 from evoforge.problems import Direction, Objective
 from tests.evolve.run_history import PROBLEM, SEED, History, variant
@@ -44,6 +45,16 @@ def grow(history: History) -> None:
 def improve(history: History, n: int, score: float):
     seed = next(history.archive.programs(history.run_id))
     return history.add(variant(500 + n), parent=seed, score=score, cell=3)
+
+
+def add_timeouts(history: History) -> None:
+    """2,100 timed-out children of the seed: more than one page of attempts."""
+    seed = next(history.archive.programs(history.run_id))
+    for n in range(2100):
+        history.add(
+            variant(100 + n), parent=seed, status=Status.TIMEOUT,
+            artifacts={"error": f"timed out after {n} s"},
+        )  # fmt: skip
 
 
 def test_digest_is_empty_before_the_first_refresh(history: History) -> None:
@@ -104,13 +115,9 @@ def test_same_archive_same_digest_for_a_fresh_or_a_following_memory(history: His
     following = OptimizationMemory(refresh_every=2)
     grow(history)
     following.digest(history.archive, history.run_id, PROBLEM, 2)
-    seed = next(history.archive.programs(history.run_id))
-    for n in range(2100):  # more than one page of attempts
-        history.add(
-            variant(100 + n), parent=seed, status=Status.TIMEOUT,
-            artifacts={"error": f"timed out after {n} s"},
-        )  # fmt: skip
+    add_timeouts(history)
     incremental = following.digest(history.archive, history.run_id, PROBLEM, 2106)
+    history.archive.conn.execute("DELETE FROM memory_states")  # fresh: no checkpoint either
     fresh = OptimizationMemory(refresh_every=2).digest(
         history.archive, history.run_id, PROBLEM, 2106
     )
@@ -136,6 +143,82 @@ def test_a_memory_rebuilt_later_writes_what_the_run_saw_at_its_last_refresh(
     )
     assert resumed == during_run
     assert resumed.startswith("After 8 evaluations (9 attempts):") and "-> 50" not in resumed
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The ``after_rowid`` of each page of attempts the memory reads from now on."""
+    calls: list[int] = []
+    read = _memory.attempt_outcomes
+
+    def recording(archive, run_id, *, after_rowid, limit):
+        calls.append(after_rowid)
+        return read(archive, run_id, after_rowid=after_rowid, limit=limit)
+
+    monkeypatch.setattr(_memory, "attempt_outcomes", recording)
+    return calls
+
+
+def _long_history(history: History) -> None:
+    grow(history)  # 6 evaluations
+    OptimizationMemory(refresh_every=2).digest(history.archive, history.run_id, PROBLEM, 6)
+    add_timeouts(history)
+
+
+def test_a_new_session_reads_only_what_came_after_the_checkpoint(
+    history: History, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _long_history(history)
+    archive, run = history.archive, history.run_id
+    epoch, _ = archive.memory_state(run, 2)
+    assert epoch == 3  # the first session's refresh at 6 evaluations
+    (last_read,) = archive.conn.execute(  # the 7th attempt made the 6th evaluation
+        "SELECT rowid FROM programs WHERE run_id = ? ORDER BY rowid LIMIT 1 OFFSET 6", (run,)
+    ).fetchone()
+    reads = _reads(monkeypatch)
+    resumed = OptimizationMemory(refresh_every=2).digest(archive, run, PROBLEM, 2106)
+    assert reads == [last_read, last_read + 2048]  # from the checkpoint on: 2,100 rows
+    assert archive.memory_state(run, 2)[0] == 1053  # the new refresh is the new checkpoint
+    archive.conn.execute("DELETE FROM memory_states")
+    reads.clear()
+    scratch = OptimizationMemory(refresh_every=2).digest(archive, run, PROBLEM, 2106)
+    assert reads[0] == 0 and len(reads) == 2
+    assert resumed == scratch and "(2107 attempts)" in scratch
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "state_json = 'not json'",
+        'state_json = \'{"version": 1, "kinds": 3}\'',
+        "state_json = replace(state_json, '\"version\": 1', '\"version\": 99')",
+        'state_json = replace(state_json, \'"best": [\', \'"best": [["x"], \')',
+        "epoch = 5000",  # a checkpoint past the refresh asked for is not used
+    ],
+)
+def test_a_checkpoint_that_cannot_be_used_is_rebuilt_from_the_programs(
+    history: History, edit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _long_history(history)
+    archive, run = history.archive, history.run_id
+    expected = OptimizationMemory(refresh_every=2).digest(archive, run, PROBLEM, 2106)
+    archive.conn.execute(f"UPDATE memory_states SET {edit}")
+    reads = _reads(monkeypatch)
+    assert OptimizationMemory(refresh_every=2).digest(archive, run, PROBLEM, 2106) == expected
+    assert reads[0] == 0  # from the first attempt
+
+
+def test_a_reader_uses_checkpoints_but_writes_none(history: History, tmp_path: Path) -> None:
+    _long_history(history)
+    expected = OptimizationMemory(refresh_every=2).digest(
+        history.archive, history.run_id, PROBLEM, 2106
+    )
+    before = history.archive.memory_state(history.run_id, 2)
+    with Archive(tmp_path / "a.db", read_only=True) as reader:
+        memory = OptimizationMemory(refresh_every=2)
+        assert memory.digest(reader, history.run_id, PROBLEM, 2106) == expected
+        assert OptimizationMemory(refresh_every=3).digest(reader, history.run_id, PROBLEM, 2106)
+    assert history.archive.memory_state(history.run_id, 2) == before
+    assert history.archive.memory_state(history.run_id, 3) is None
 
 
 def test_digest_stays_within_max_chars(history: History) -> None:
