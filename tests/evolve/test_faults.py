@@ -108,6 +108,31 @@ def test_a_failing_write_stops_the_run_with_one_clear_error_and_it_resumes(
     assert run.evaluations == 150 and run.status == "finished"
 
 
+def test_a_failing_memory_checkpoint_stops_the_run_like_any_failing_write(
+    tiny, tmp_path, monkeypatch
+):
+    """The prompt memory's checkpoint is written from the prompt path, not from a commit."""
+    db = tmp_path / "m.db"
+
+    def full(self, *args):
+        raise self._write_error(sqlite3.OperationalError("database or disk is full"))
+
+    monkeypatch.setattr(Archive, "save_memory_state", full)
+    config = RunConfig(problem=str(tiny), budget=40, workers=1, seed=4, memory_every=5)
+    with pytest.raises(ArchiveWriteError) as failure:
+        asyncio.run(start_run(config, db))
+    monkeypatch.undo()
+    message = str(failure.value)
+    assert "database or disk is full" in message and "evoforge resume" in message
+    run, seqs = whole(db)
+    assert run.status == "failed" and 5 <= len(seqs) < 40
+    _, report = asyncio.run(resume_run(run.id, db))
+    assert report.status == "finished"
+    with Archive(db) as archive:
+        assert archive.memory_state(run.id, 5) is not None
+    assert whole(db)[0].evaluations == 40
+
+
 def _mount_tmpfs(where, size: str) -> str | None:
     if os.geteuid() != 0:
         return "mounting a small tmpfs needs root"
