@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from evoforge.archive import Status
+from evoforge.evaluators.llvm._corpus import CACHE_ENV, cache_dir
 from evoforge.evaluators.sandbox import encode_frame, read_frame_async, server_env
 
 _MODULE = "evoforge.evaluators.llvm"
@@ -75,7 +76,10 @@ class RunnerPool:
             _MODULE,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            env=server_env(),
+            # The runner gets an allow-listed environment, without our XDG_CACHE_HOME or
+            # EVOFORGE_CACHE: it is told where the corpora are, so it reads (and hides from
+            # the policy) the cache this process prepared.
+            env={**server_env(), CACHE_ENV: str(cache_dir().parent)},
             start_new_session=True,  # its own group: killed whole, LLVM and sandbox included
         )
         runner = _Runner(proc)

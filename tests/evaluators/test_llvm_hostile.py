@@ -96,6 +96,9 @@ def test_good_policy_scores_the_test_program(tmp_path, monkeypatch):
         "llvm_inlining", "def decide(f):\n    return f['cost_estimate'] < f['threshold']\n"
     )
     assert never.status is Status.OK and stock.status is Status.OK
+    # small.c's figures (396 bytes, 11 sites with LLVM 19): the runner read the cache this
+    # process prepared, not another one it found on its own (~/.cache of the real corpus)
+    assert stock.metrics["text_bytes"] < 2048 and never.metrics["decisions"] < 50
     assert stock.metrics["text_vs_stock"] == 1.0
     assert never.metrics["text_bytes"] != stock.metrics["text_bytes"]
     assert never.metrics["decisions"] > 0 and never.metrics["inlined_share"] == 0.0

@@ -98,6 +98,10 @@ def cluster():
     from ray.cluster_utils import Cluster
 
     temp = tempfile.mkdtemp(prefix="evoray", dir="/tmp")  # short: Ray's socket paths
+    # Cluster writes the head's address into Ray's *default* temp folder even with temp_dir
+    # set, and fails where no Ray ever ran before (a fresh machine has no /tmp/ray).
+    default = os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or "/tmp"
+    os.makedirs(os.path.join(default, "ray"), exist_ok=True)
     common = {"node_ip_address": "127.0.0.1", "object_store_memory": 80 * 2**20}
     cluster = Cluster(
         initialize_head=True,

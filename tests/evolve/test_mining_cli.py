@@ -14,6 +14,7 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
+from evoforge.archive import failure_message
 from evoforge.evolve.cli import cli
 
 pytestmark = pytest.mark.slow
@@ -125,7 +126,8 @@ def test_failures_are_grouped_by_status_and_message(archive_db, sql):
             run,
             group["example_id"],
         )
-        assert status == group["status"] and error == group["example"]
+        # the example is the message in one line (runs of white space as one space)
+        assert status == group["status"] and failure_message({"error": error}) == group["example"]
     assert counted == failed and data["failed"] == sum(failed.values())
     assert [g["count"] for g in data["groups"]] == sorted(
         (g["count"] for g in data["groups"]), reverse=True
