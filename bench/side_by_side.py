@@ -10,8 +10,10 @@ exit, so start-up is included for both.
 - evoforge: ``evoforge run trivial --model openai/bench --api-base URL --workers W
   --budget N`` (evaluations from its archive, the seed's included);
 - OpenEvolve: ``openevolve-run`` with ``diff_based_evolution: true``,
-  ``parallel_evaluations: W``, no cascade, ``max_iterations: N`` (evaluations counted by its
-  evaluator, the initial program's included).
+  ``parallel_evaluations: W``, ``max_iterations: N`` (evaluations counted by its evaluator, the
+  initial program's included), in two settings: ``defaults`` (everything else as OpenEvolve
+  ships it, checkpoints every 100 iterations included: the issue's protocol) and ``lean``
+  (no checkpoints, warnings only, no cascade: its fastest, keeping nothing on disk).
 
 OpenEvolve runs from its own virtualenv (``pip install openevolve==0.4.0`` there; it is never a
 dependency of evoforge): ``--openevolve-python /tmp/oe-venv/bin/python`` or the environment
@@ -20,6 +22,7 @@ skipped and the bench says so.
 
     python bench/side_by_side.py                          # 500 and 2000 candidates, 2 workers
     python bench/side_by_side.py --candidates 500 --repeats 3 --openevolve-python /tmp/oe/bin/python
+    python bench/side_by_side.py --openevolve-config lean     # one OpenEvolve setting only
 
 Asserts nothing; prints one table (medians of ``--repeats`` runs, and each run's figure).
 """
@@ -68,7 +71,28 @@ OE_EVALUATOR = textwrap.dedent(
     '''
 )
 
-OE_CONFIG = textwrap.dedent(
+# What the comparison fixes (the issue's protocol): diff-based evolution, as many parallel
+# evaluations as evoforge's --workers, the same model server and seed. Everything else is
+# OpenEvolve's default, as a user runs it: a checkpoint every 100 iterations (its way of
+# keeping programs; evoforge commits each one to SQLite), INFO logging, the cascade setting.
+OE_CONFIG_DEFAULTS = textwrap.dedent(
+    """\
+    max_iterations: {iterations}
+    random_seed: 1
+    diff_based_evolution: true
+    llm:
+      api_base: "{url}"
+      api_key: "bench-needs-no-key"
+      models:
+        - name: "bench-number-model"
+          weight: 1.0
+    evaluator:
+      parallel_evaluations: {workers}
+    """
+)
+# The same with OpenEvolve's own overheads turned off: no checkpoints (it keeps nothing on
+# disk), warnings only, no cascade. Its fastest setting, for scale.
+OE_CONFIG_LEAN = textwrap.dedent(
     """\
     max_iterations: {iterations}
     checkpoint_interval: 100000
@@ -96,6 +120,7 @@ OE_CONFIG = textwrap.dedent(
       num_islands: 4
     """
 )
+OE_CONFIGS = {"defaults": OE_CONFIG_DEFAULTS, "lean": OE_CONFIG_LEAN}
 
 
 def start_server() -> tuple[subprocess.Popen, str]:
@@ -175,7 +200,7 @@ def openevolve_python(choice: str | None) -> tuple[str | None, str]:
 
 
 def run_openevolve(
-    python: str, url: str, candidates: int, workers: int, tmp: Path
+    python: str, url: str, candidates: int, workers: int, tmp: Path, config: str
 ) -> tuple[float, int]:
     folder = tmp / f"openevolve-{candidates}-{time.monotonic_ns()}"
     folder.mkdir()
@@ -183,7 +208,7 @@ def run_openevolve(
     (folder / "evaluator.py").write_text(OE_EVALUATOR)
     # OpenEvolve counts the initial program as iteration 0: N - 1 iterations give N evaluations.
     (folder / "config.yaml").write_text(
-        OE_CONFIG.format(iterations=candidates - 1, url=url, workers=workers)
+        OE_CONFIGS[config].format(iterations=candidates - 1, url=url, workers=workers)
     )
     counter = folder / "evaluations"
     counter.touch()
@@ -217,6 +242,13 @@ def main() -> None:
     parser.add_argument("--openevolve-python", default=None)
     parser.add_argument("--skip-openevolve", action="store_true")
     parser.add_argument(
+        "--openevolve-config",
+        nargs="+",
+        choices=sorted(OE_CONFIGS),
+        default=["defaults", "lean"],
+        help="OpenEvolve's defaults (the issue's protocol) and/or its lean setting",
+    )
+    parser.add_argument(
         "--evoforge-arg", action="append", default=[], help="extra `evoforge run` flag"
     )
     args = parser.parse_args()
@@ -233,7 +265,8 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for candidates in args.candidates:
-                ef, oe = [], []
+                ef: list[float] = []
+                oe: dict[str, list[float]] = {c: [] for c in args.openevolve_config}
                 for _ in range(args.repeats):
                     wall, n = run_evoforge(
                         url, candidates, args.workers, Path(tmp), args.evoforge_arg
@@ -242,11 +275,14 @@ def main() -> None:
                     print(
                         f"  evoforge   {candidates:>5}: {n} evaluations in {wall:.2f} s", flush=True
                     )
-                    if python:
-                        wall, n = run_openevolve(python, url, candidates, args.workers, Path(tmp))
-                        oe.append(n / wall)
+                    for config in oe if python else ():
+                        wall, n = run_openevolve(
+                            python, url, candidates, args.workers, Path(tmp), config
+                        )
+                        oe[config].append(n / wall)
                         print(
-                            f"  OpenEvolve {candidates:>5}: {n} evaluations in {wall:.2f} s",
+                            f"  OpenEvolve {candidates:>5} ({config}): {n} evaluations in "
+                            f"{wall:.2f} s",
                             flush=True,
                         )
                 rows.append((candidates, ef, oe))
@@ -254,14 +290,18 @@ def main() -> None:
         server.terminate()
         server.wait()
     print()
-    print(f"{'candidates':>10} {'evoforge cand/s':>16} {'OpenEvolve cand/s':>18} {'ratio':>7}")
+    head = f"{'candidates':>10} {'evoforge cand/s':>16}"
+    for config in args.openevolve_config:
+        head += f" {'OpenEvolve (' + config + ')':>22} {'ratio':>6}"
+    print(head)
     for candidates, ef, oe in rows:
         e = statistics.median(ef)
-        o = statistics.median(oe) if oe else None
+        line = f"{candidates:>10} {e:>16.1f}"
+        for config in args.openevolve_config:
+            o = statistics.median(oe[config]) if oe.get(config) else None
+            line += f" {o:>22.1f} {e / o:>5.1f}x" if o else f" {'skipped':>22} {'-':>6}"
         each = " ".join(f"{x:.1f}" for x in ef)
-        oe_text = f"{o:>18.1f}" if o else f"{'skipped':>18}"
-        ratio = f"{e / o:>6.1f}x" if o else f"{'-':>7}"
-        print(f"{candidates:>10} {e:>16.1f} {oe_text} {ratio}   (evoforge runs: {each})")
+        print(f"{line}   (evoforge runs: {each})")
 
 
 if __name__ == "__main__":
