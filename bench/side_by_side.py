@@ -91,31 +91,14 @@ OE_CONFIG_DEFAULTS = textwrap.dedent(
     """
 )
 # The same with OpenEvolve's own overheads turned off: no checkpoints (it keeps nothing on
-# disk), warnings only, no cascade. Its fastest setting, for scale.
-OE_CONFIG_LEAN = textwrap.dedent(
+# disk), warnings only, no cascade. Its fastest setting, for scale. (Appended: the first two
+# lines continue the `evaluator:` block that ends the defaults.)
+OE_CONFIG_LEAN = OE_CONFIG_DEFAULTS + textwrap.dedent(
     """\
-    max_iterations: {iterations}
-    checkpoint_interval: 100000
-    log_level: "WARNING"
-    random_seed: 1
-    diff_based_evolution: true
-    max_code_length: 10000
-    llm:
-      api_base: "{url}"
-      api_key: "bench-needs-no-key"
-      models:
-        - name: "bench-number-model"
-          weight: 1.0
-      temperature: 0.7
-      max_tokens: 4096
-      timeout: 60
-      retries: 3
-      retry_delay: 1
-    evaluator:
       timeout: 60
       cascade_evaluation: false
-      parallel_evaluations: {workers}
-      use_llm_feedback: false
+    checkpoint_interval: 100000
+    log_level: "WARNING"
     database:
       num_islands: 4
     """
