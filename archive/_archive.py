@@ -58,10 +58,6 @@ def default_db() -> Path:
 
 # What a read-only reader of an archive without a migration sees in its place (see _migrate).
 _READER_VIEWS: dict[str, tuple[str, ...]] = {
-    # rows written before m004 used one evaluation each
-    "m004_mining_indexes": (
-        "CREATE TEMP VIEW programs AS SELECT *, 1 AS evaluations FROM main.programs",
-    ),
     # m005's derived tables, computed from the programs; no Pareto front is kept (directions
     # unknown): pareto_front() scans, as for runs created before m005
     "m005_derived_at_scale": (
@@ -79,6 +75,18 @@ _READER_VIEWS: dict[str, tuple[str, ...]] = {
         "CREATE TEMP VIEW memory_states AS SELECT NULL AS run_id, NULL AS refresh_every, "
         "NULL AS epoch, NULL AS state_json WHERE 0",
     ),
+    # no prompt variants were recorded
+    "m007_search_quality": (
+        "CREATE TEMP VIEW prompt_variants AS SELECT NULL AS run_id, NULL AS id, "
+        "NULL AS parent_id, NULL AS seq, NULL AS origin, NULL AS templates_json, NULL AS note, "
+        "NULL AS created_at WHERE 0",
+    ),
+}
+# Columns of ``programs`` that a migration added, as a reader of an archive without it sees
+# them; one view over main.programs adds those of every pending migration.
+_READER_PROGRAM_COLUMNS: dict[str, str] = {
+    "m004_mining_indexes": "1 AS evaluations",  # rows before m004 used one evaluation each
+    "m007_search_quality": "NULL AS edit_match, NULL AS prompt_variant, NULL AS ast_key",
 }
 
 
@@ -181,6 +189,12 @@ class Archive(Runs, Grids, Fronts):
                 "is it an evoforge archive? A run creates them when it starts"
             )
         views = [v for name in self.pending_migrations for v in _READER_VIEWS.get(name, ())]
+        columns = [_READER_PROGRAM_COLUMNS[n] for n in self.pending_migrations if n in
+                   _READER_PROGRAM_COLUMNS]  # fmt: skip
+        if columns:
+            views.append(
+                f"CREATE TEMP VIEW programs AS SELECT *, {', '.join(columns)} FROM main.programs"
+            )
         if views:
             # TEMP views (in this connection's own temp database: nothing is written to the
             # file) give this reader what the pending migrations would add, shadowing the

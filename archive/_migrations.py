@@ -326,6 +326,49 @@ def m006_memory_states(db: Database) -> None:
     # The primary key serves both the read and the upsert: WHERE run_id = ? AND refresh_every = ?.
 
 
+@migrations()
+def m007_search_quality(db: Database) -> None:
+    """What the search itself did to each attempt, and the prompt variants of a run.
+
+    ``programs.edit_match``: the loosest rule that located the answer's SEARCH texts in the
+    parent (``exact``, ``whitespace``, ``reindent``, ``fuzzy``; NULL for seeds, rewrites and
+    answers that could not be applied), so ``evoforge stats`` says what tolerant matching saves.
+    ``programs.prompt_variant``: the prompt variant that asked for the program (NULL when
+    prompts do not evolve). ``programs.ast_key``: a hash of the program's syntax tree with
+    names, comments and formatting erased (the novelty filter's equivalence; NULL when not
+    computed). ``prompt_variants``: each run's variants, with the variant each was
+    derived from; their children and improvement rates are counted from ``programs``.
+    """
+    db["programs"].add_column("edit_match", str)
+    db["programs"].add_column("prompt_variant", str)
+    db["programs"].add_column("ast_key", str)  # hash of the normalised syntax tree
+    db["prompt_variants"].create(
+        {
+            "run_id": str,
+            "id": str,  # content hash of templates_json
+            "parent_id": str,  # the variant it was derived from; NULL for the run's first
+            "seq": int,  # the attempt number at which it was created (0: at the start)
+            "origin": str,  # default | bank | model | recombination
+            "templates_json": str,  # {"system": ..., "task_diff": ..., ...}: template overrides
+            "note": str,  # why it was made (the model's summary, or the recombination)
+            "created_at": float,
+        },
+        pk=("run_id", "id"),
+        foreign_keys=_RUN_FK,
+        not_null=["run_id", "id", "seq", "origin", "templates_json", "created_at"],
+        defaults={"templates_json": "{}"},
+        strict=True,
+    )
+    # The primary key serves prompt_variants(run_id) and get_prompt_variant(run_id, id).
+    # Children per variant: WHERE run_id = ? GROUP BY prompt_variant, for `evoforge prompts`
+    # and the bandit's replay at a session's start.
+    db["programs"].create_index(
+        ["run_id", "prompt_variant", "status", "score"], index_name="idx_programs_variant"
+    )
+    # The novelty filter's look-up of an equivalent program: WHERE run_id = ? AND ast_key = ?.
+    db["programs"].create_index(["run_id", "ast_key"], index_name="idx_programs_ast_key")
+
+
 # Names of every migration this version knows, in order; an archive that has applied others
 # was written by a newer evoforge.
 NAMES: tuple[str, ...] = tuple(

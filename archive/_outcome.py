@@ -30,11 +30,12 @@ class Status(enum.StrEnum):
     MEMORY_LIMIT = "memory_limit"
     CRASHED = "crashed"  # died by a signal or exited without a result
     SANDBOX_VIOLATION = "sandbox_violation"
+    DUPLICATE = "duplicate"  # the novelty filter found it equivalent to a stored program
 
     @property
     def evaluated(self) -> bool:
         """Whether this outcome consumed an evaluation (and so counts against the budget)."""
-        return self not in (Status.EDIT_ERROR, Status.SYNTAX_ERROR)
+        return self not in (Status.EDIT_ERROR, Status.SYNTAX_ERROR, Status.DUPLICATE)
 
 
 _STATUS_BY_TEXT = {str(s): s for s in Status}

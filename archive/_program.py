@@ -64,6 +64,13 @@ class Program:
         created_at: Unix time it was recorded.
         evaluations: evaluations of the budget it used if ``status`` says it was evaluated:
             1, plus its knob-tuning trials (each an evaluation too).
+        edit_match: how the answer's SEARCH texts were found in the parent, the loosest rule
+            any block needed: ``exact``, ``whitespace``, ``reindent`` or ``fuzzy``; None for a
+            seed, a rewrite or an answer that could not be applied.
+        prompt_variant: id of the prompt variant that asked for it (prompt co-evolution);
+            None when prompts do not evolve.
+        ast_key: hash of its syntax tree with names, comments and formatting erased (see
+            :mod:`evoforge.islands`): equal keys are equivalent programs. None when unknown.
 
     Example::
 
@@ -95,6 +102,9 @@ class Program:
     model: str | None = None
     created_at: float = 0.0
     evaluations: int = 1
+    edit_match: str | None = None
+    prompt_variant: str | None = None
+    ast_key: str | None = None
 
     @classmethod
     def from_result(
@@ -113,6 +123,9 @@ class Program:
         inspiration_ids: Sequence[str] = (),
         model: str | None = None,
         created_at: float | None = None,
+        edit_match: str | None = None,
+        prompt_variant: str | None = None,
+        ast_key: str | None = None,
     ) -> Program:
         """Build the row for an evaluated (or failed) attempt.
 
@@ -153,6 +166,9 @@ class Program:
             model=model,
             created_at=time.time() if created_at is None else created_at,
             evaluations=result.evaluations,
+            edit_match=edit_match,
+            prompt_variant=prompt_variant,
+            ast_key=ast_key,
         )
 
 
@@ -161,7 +177,7 @@ COLUMNS = (
     "run_id", "id", "seq", "source", "parent_id", "island", "generation", "status", "edit",
     "edit_kind", "score", "cell", "metrics_json", "objectives_json", "descriptors_json",
     "artifacts_json", "timings_json", "device_json", "inspirations_json", "model",
-    "created_at", "evaluations",
+    "created_at", "evaluations", "edit_match", "prompt_variant", "ast_key",
 )  # fmt: skip
 SELECT_SQL = f"SELECT {', '.join(COLUMNS)} FROM programs"
 INSERT_SQL = f"INSERT INTO programs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
@@ -181,6 +197,7 @@ def to_row(p: Program) -> tuple[Any, ...]:
         None if p.cell is None else int(p.cell), dumps(p.metrics), dumps(p.objectives),
         dumps(p.descriptors), dumps(p.artifacts), dumps(p.timings), dumps(p.device),
         dumps(list(p.inspiration_ids)), p.model, p.created_at, int(p.evaluations),
+        p.edit_match, p.prompt_variant, p.ast_key,
     )  # fmt: skip
 
 
@@ -224,7 +241,7 @@ def from_row(row: Sequence[Any]) -> Program:
             _FIELDS,
             (
                 *row[:7], status_of(row[7]), *row[8:12], metrics, objectives, descriptors,
-                artifacts, timings, device, tuple(inspirations or ()), *row[19:22],
+                artifacts, timings, device, tuple(inspirations or ()), *row[19:25],
             ),
             strict=True,
         )

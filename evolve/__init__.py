@@ -17,6 +17,7 @@ from evoforge.evolve._controller import Controller, Progress, SeedError, Session
 from evoforge.evolve._edits import AppliedEdit, EditError, apply_edit
 from evoforge.evolve._progress import LiveProgress
 from evoforge.evolve._resolve import Resolved, resolve
+from evoforge.evolve._search import SearchConfig
 from evoforge.evolve._session import (
     SessionOptions,
     StopEvent,
@@ -33,6 +34,7 @@ __all__ = [
     "OFFLINE_MODEL",
     "ConfigError",
     "RunConfig",
+    "SearchConfig",
     "layered",
     "load_config_file",
     # running

@@ -2,8 +2,9 @@
 run for resume.
 
 One pydantic model (:class:`RunConfig`) with a model per section (``[islands]``, ``[modes]``,
-``[prompts]``, ``[retry]``, ``[[models]]``); TOML, the command line and the Python API all
-validate through it, so they accept and refuse the same values with the same one-line errors.
+``[prompts]``, ``[retry]``, ``[search]``, ``[[models]]``); TOML, the command line and the
+Python API all validate through it, so they accept and refuse the same values with the same
+one-line errors.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from evoforge._validation import ConfigError, Settings
+from evoforge.evolve._search import SearchConfig
 from evoforge.evolve.models import ModelSpec, Policy, RetryPolicy
 from evoforge.evolve.offline import MODEL as OFFLINE_MODEL
 from evoforge.evolve.prompts import ModeConfig, PromptConfig
@@ -74,6 +76,8 @@ class RunConfig(Settings):
         tune: tune the knobs candidates declare, when the problem asks for it (its
             ``tuning``; needs optuna: ``pip install 'evoforge[tune]'``).
         islands: the island model (``[islands]``).
+        search: built-in descriptors, tolerant edits, the novelty filter and prompt
+            co-evolution (``[search]``; see :class:`~evoforge.evolve.SearchConfig`).
 
     Example::
 
@@ -112,6 +116,7 @@ class RunConfig(Settings):
     memory_every: PositiveInt = 50
     tune: bool = True
     islands: IslandConfig = Field(default_factory=IslandConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
 
     @field_validator("model")
     @classmethod

@@ -201,6 +201,7 @@ def test_read_only_archive_of_an_older_schema_lists_what_a_writer_would_apply(tm
     with Archive(path, read_only=True) as reader:
         assert reader.pending_migrations == (
             "m004_mining_indexes", "m005_derived_at_scale", "m006_memory_states",
+            "m007_search_quality",
         )  # fmt: skip
         assert reader.runs() == []
 
@@ -225,19 +226,24 @@ def test_read_only_archive_of_an_older_schema_reads_programs_as_one_evaluation_e
         "DROP INDEX idx_programs_timeline; ALTER TABLE programs DROP COLUMN evaluations; "
         "DROP TRIGGER programs_count; DROP TRIGGER programs_best; DROP TABLE run_pareto; "
         "DROP TABLE run_status_counts; DROP TABLE run_best_points; DROP TABLE memory_states; "
-        "ALTER TABLE runs DROP COLUMN objectives_json; "
-        "DELETE FROM _sqlite_migrations WHERE name IN "
-        "('m004_mining_indexes', 'm005_derived_at_scale', 'm006_memory_states');"
+        "ALTER TABLE runs DROP COLUMN objectives_json; DROP INDEX idx_programs_variant; "
+        "DROP INDEX idx_programs_ast_key; ALTER TABLE programs DROP COLUMN ast_key; "
+        "ALTER TABLE programs DROP COLUMN edit_match; "
+        "ALTER TABLE programs DROP COLUMN prompt_variant; DROP TABLE prompt_variants; "
+        "DELETE FROM _sqlite_migrations WHERE name IN ('m004_mining_indexes', "
+        "'m005_derived_at_scale', 'm006_memory_states', 'm007_search_quality');"
     )
     conn.close()
     before = path.read_bytes()
     with Archive(path, read_only=True) as reader:
         assert reader.pending_migrations == (
             "m004_mining_indexes", "m005_derived_at_scale", "m006_memory_states",
+            "m007_search_quality",
         )  # fmt: skip
         assert reader.memory_state(run, 50) is None
         assert [s.evaluation for s in reader.timeline(run).best] == [1, 2, 3]
         assert [p.evaluations for p in reader.top(run, 3)] == [1, 1, 1]
+        assert {(p.edit_match, p.prompt_variant) for p in reader.top(run, 3)} == {(None, None)}
         assert reader.count_programs(run) == 3 and reader.runs()[0].id == run
         front = [p.id for p in reader.pareto_front(run, problem.objectives)]
         assert (reader.status_counts(run), reader.best_over_time(run), front) == expected

@@ -27,7 +27,8 @@ EXPECTED_COLUMNS = {
         "metrics_json": "TEXT", "objectives_json": "TEXT", "descriptors_json": "TEXT",
         "artifacts_json": "TEXT", "timings_json": "TEXT", "device_json": "TEXT",
         "inspirations_json": "TEXT", "model": "TEXT", "created_at": "REAL",
-        "evaluations": "INTEGER",
+        "evaluations": "INTEGER", "edit_match": "TEXT", "prompt_variant": "TEXT",
+        "ast_key": "TEXT",
     },
     "elites": {
         "run_id": "TEXT", "island": "INTEGER", "cell": "INTEGER", "program_id": "TEXT",
@@ -59,6 +60,10 @@ EXPECTED_COLUMNS = {
     "memory_states": {
         "run_id": "TEXT", "refresh_every": "INTEGER", "epoch": "INTEGER", "state_json": "TEXT",
     },
+    "prompt_variants": {
+        "run_id": "TEXT", "id": "TEXT", "parent_id": "TEXT", "seq": "INTEGER", "origin": "TEXT",
+        "templates_json": "TEXT", "note": "TEXT", "created_at": "REAL",
+    },
 }  # fmt: skip
 EXPECTED_PKS = {
     "runs": ["id"],
@@ -72,6 +77,7 @@ EXPECTED_PKS = {
     "run_best_points": ["run_id", "seq"],
     "run_pareto": ["run_id", "program_id"],
     "memory_states": ["run_id", "refresh_every"],
+    "prompt_variants": ["run_id", "id"],
 }
 EXPECTED_INDEXES = {
     "idx_programs_top": ("programs", ["run_id", "status", "score", "seq"]),
@@ -84,6 +90,8 @@ EXPECTED_INDEXES = {
         "programs",
         ["run_id", "seq", "status", "island", "score", "created_at", "evaluations"],
     ),  # fmt: skip
+    "idx_programs_variant": ("programs", ["run_id", "prompt_variant", "status", "score"]),
+    "idx_programs_ast_key": ("programs", ["run_id", "ast_key"]),
 }
 
 
@@ -96,6 +104,7 @@ def test_blank_file_gets_every_table(archive: Archive) -> None:
         "m004_mining_indexes",
         "m005_derived_at_scale",
         "m006_memory_states",
+        "m007_search_quality",
     ]
     assert migrations.pending(archive.db) == []
 

@@ -1,0 +1,53 @@
+"""Switches of the search itself (``[search]`` in a run configuration).
+
+Each feature here can be turned off on its own, so ``bench/search_quality.py`` can measure
+what it brings at equal evaluations; the defaults are the ones that bench showed to help.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import Field
+
+from evoforge._validation import Settings
+
+Share = Annotated[float, Field(ge=0, le=1)]
+
+
+class SearchConfig(Settings):
+    """How candidates are proposed, filtered and kept (``[search]``).
+
+    Attributes:
+        descriptors: ``builtin``: a problem that declares no MAP-Elites descriptors gets the
+            built-in ones (program size and structural distance, on fixed ranges; see
+            :mod:`evoforge.islands`), so each island keeps many cells; ``none``: one cell per
+            island (greedy hill climbing on each island).
+        edit_matching: ``tolerant``: a SEARCH text that does not match byte for byte is
+            still located (trailing whitespace, tabs, uniform or lost indentation, a close
+            unique span); ``exact``: only exact, trailing-whitespace and uniform-indentation
+            matches, as before.
+        fuzzy_threshold: the least similarity (difflib ratio) of a SEARCH text to the one
+            span it is applied to when no normalised match exists.
+        novelty: reject, without evaluating them, children equivalent to a stored program of
+            the run (same normalised syntax tree) and, with ``near_duplicate_rejection``
+            probability, near-duplicates of an elite of their island.
+        near_duplicate_similarity: token-shingle Jaccard similarity at or above which a child
+            is a near-duplicate.
+        near_duplicate_rejection: probability that a near-duplicate is rejected.
+        prompt_evolution: prompt variants (system message and task instructions) are kept in
+            the archive, chosen by a bandit on their children's improvement rate, and new
+            ones are written from the best (``evoforge prompts`` lists them).
+        prompt_variant_every: evaluations between two new prompt variants.
+    """
+
+    section: ClassVar[str] = "search"
+
+    descriptors: Literal["builtin", "none"] = "builtin"
+    edit_matching: Literal["tolerant", "exact"] = "tolerant"
+    fuzzy_threshold: Annotated[float, Field(gt=0.5, le=1)] = 0.9
+    novelty: bool = True
+    near_duplicate_similarity: Annotated[float, Field(gt=0, le=1)] = 0.95
+    near_duplicate_rejection: Share = 0.5
+    prompt_evolution: bool = False
+    prompt_variant_every: Annotated[int, Field(ge=1)] = 40
