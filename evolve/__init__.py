@@ -13,7 +13,7 @@ from evoforge.evolve._config import (
     layered,
     load_config_file,
 )
-from evoforge.evolve._controller import Controller, Progress, SeedError, SessionReport, Snapshot
+from evoforge.evolve._controller import Controller, SeedError
 from evoforge.evolve._edits import AppliedEdit, EditError, apply_edit
 from evoforge.evolve._progress import LiveProgress
 from evoforge.evolve._resolve import Resolved, resolve
@@ -25,6 +25,7 @@ from evoforge.evolve._session import (
     resume_run,
     start_run,
 )
+from evoforge.evolve._snapshot import Progress, SessionReport, Snapshot
 from evoforge.evolve._syntax import check_syntax
 from evoforge.evolve.models import Completion, ModelError, complete
 from evoforge.evolve.prompts import build_messages

@@ -22,8 +22,9 @@ from typing import Any
 
 from evoforge.archive import Archive, Status
 from evoforge.evolve._config import ConfigError, RunConfig
-from evoforge.evolve._controller import Progress, SeedError
+from evoforge.evolve._controller import SeedError
 from evoforge.evolve._session import start_run
+from evoforge.evolve._snapshot import Progress
 from evoforge.problems import Problem
 
 FAST_P = (0.0, 1.0, 1.5, 2.0)

@@ -25,7 +25,6 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -34,6 +33,13 @@ from evoforge.archive import EvalResult, Program, Status, improved, model_outcom
 from evoforge.evaluators import contain_result
 from evoforge.evaluators.tuning import TRIAL_BUDGET, TrialBudget
 from evoforge.evolve import models
+from evoforge.evolve._endings import Budgets, Ending
+from evoforge.evolve._snapshot import (
+    EngineTimings,
+    Progress,
+    SessionReport,
+    Snapshot,
+)
 from evoforge.evolve.models import (
     ModelOutage,
     ModelPool,
@@ -70,7 +76,7 @@ if TYPE_CHECKING:
     from evoforge.evaluators import Evaluator
     from evoforge.evolve._config import RunConfig
     from evoforge.islands import Islands
-    from evoforge.problems import Objective, Problem
+    from evoforge.problems import Problem
 
 
 # A child whose evaluation was started this many times without being recorded (each time the
@@ -99,10 +105,6 @@ def shorten(text: str, limit: int = 600) -> str:
     return f"{text[:head]} [... {len(text) - head - tail} characters cut ...] {text[-tail:]}"
 
 
-class Progress(Protocol):
-    def update(self, snapshot: Snapshot) -> None: ...
-
-
 class Proposer(Protocol):
     """Where proposals are made: :class:`~evoforge.evolve.proposals.ProposalPool` (worker
     processes) or :class:`~evoforge.evolve.proposals.LocalProposer` (this process)."""
@@ -116,75 +118,6 @@ class Proposer(Protocol):
     async def propose(self, request: ProposalRequest) -> Proposal: ...
 
     async def close(self) -> PoolStats: ...
-
-
-@dataclass
-class Snapshot:
-    """What the progress display shows; also the controller's running statistics."""
-
-    run_id: str
-    budget: int
-    objective: Objective | None = None  # what best_score is of (oriented: bigger is better)
-    evaluations: int = 0
-    attempts: int = 0
-    duplicates: int = 0
-    best_score: float | None = None
-    best_program_id: str | None = None
-    status_counts: Counter[str] = field(default_factory=Counter)
-    island_best: dict[int, float | None] = field(default_factory=dict)
-    session_started: float = field(default_factory=time.monotonic)
-    session_evaluations: int = 0
-    model_errors: int = 0
-    retries: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost_usd: float = 0.0  # known cost only; calls of unknown price are counted apart
-    unpriced_calls: int = 0
-
-    @property
-    def evals_per_s(self) -> float:
-        elapsed = time.monotonic() - self.session_started
-        return self.session_evaluations / elapsed if elapsed > 0 else 0.0
-
-
-@dataclass
-class EngineTimings:
-    """Per-candidate engine costs, for benchmarks.
-
-    ``overhead_s``: wall time on the controller's loop outside proposals and evaluations
-    (selection, prompt context, commit); ``model_s``: model call latencies; ``eval_s``:
-    evaluation times; ``prompt_cpu_s`` and ``edit_cpu_s``: CPU the proposal workers spent
-    building each prompt, and applying each answer and checking its syntax. ``proposals``:
-    the proposal workers' totals, filled in when the session ends.
-    """
-
-    overhead_s: list[float] = field(default_factory=list)
-    model_s: list[float] = field(default_factory=list)
-    eval_s: list[float] = field(default_factory=list)
-    eval_busy_s: float = 0.0
-    prompt_cpu_s: list[float] = field(default_factory=list)
-    edit_cpu_s: list[float] = field(default_factory=list)
-    proposals: PoolStats | None = None
-    first_proposal_at: float | None = None  # time.monotonic() when the first request went out
-
-
-@dataclass(frozen=True)
-class Ending:
-    """Why a session ends; ``drain``: let in-flight candidates finish (else cancel them; they
-    are redone on resume)."""
-
-    status: str  # finished | failed
-    reason: str
-    drain: bool = True
-
-
-@dataclass(frozen=True)
-class SessionReport:
-    status: str  # finished | stopped | failed
-    reason: str
-    evaluations: int
-    best_score: float | None
-    best_program_id: str | None
 
 
 class Controller:
@@ -226,11 +159,9 @@ class Controller:
         self._next_seq = self._resume_seq = run.next_seq
         self._reserved = 0  # dispatched candidates that may still consume an evaluation
         self._in_flight: set[str] = set()  # ids being evaluated: a twin is a duplicate
-        self._failed_streak = 0
         self._stop = asyncio.Event()
         self._stop_reason = ""
-        self._elapsed_base = run.elapsed_s or 0.0
-        self._session_start: float | None = None  # when proposals could start: see _elapsed
+        self.budgets = Budgets(config, self.snapshot, run.elapsed_s or 0.0)
         self.pool = ModelPool(
             config.ensemble_specs,
             policy=config.ensemble,
@@ -240,7 +171,6 @@ class Controller:
         self.pool.replay(model_outcomes(archive, run.id))  # the bandit remembers across sessions
         self.memory = OptimizationMemory(refresh_every=config.memory_every)
         self._repairing: set[str] = set()  # failed programs that candidates are repairing
-        self._outage: str | None = None
 
     # --- public ------------------------------------------------------------------------------
 
@@ -271,7 +201,7 @@ class Controller:
             await proposer_started
             await self.proposer.wait_ready()
             # Rates and the wall-time budget exclude start-up.
-            self.snapshot.session_started = self._session_start = time.monotonic()
+            self.snapshot.session_started = self.budgets.start()
             return await self._steady_state()
         finally:
             proposer_started.cancel()
@@ -289,7 +219,7 @@ class Controller:
         ending: Ending | None = None
         try:
             while not self._stop.is_set():
-                ending = ending or self._budget_ending()
+                ending = ending or self.budgets.ending()
                 if ending and (not tasks or not ending.drain):
                     break
                 room = self.snapshot.evaluations + self._reserved < self.config.budget
@@ -300,7 +230,7 @@ class Controller:
                     continue
                 done, _ = await asyncio.wait(
                     tasks | {stop_waiter},
-                    timeout=self._wall_remaining(),
+                    timeout=self.budgets.wall_remaining(),
                     return_when=asyncio.FIRST_COMPLETED,
                 )
                 for task in done - {stop_waiter}:
@@ -602,7 +532,7 @@ class Controller:
             spec, improved=False, cost_usd=completion.cost_usd, tokens=call_tokens(completion)
         )
         self.snapshot.duplicates += 1
-        self._failed_streak += 1
+        self.budgets.failed_streak += 1
         self._report()
 
     def _model_failed(self, seq: int, spec: ModelSpec, exc: models.ModelError) -> None:
@@ -615,10 +545,10 @@ class Controller:
         try:
             self.pool.check_outage()
         except ModelOutage as outage:
-            self._outage = str(outage)
+            self.budgets.outage = str(outage)
         self.snapshot.model_errors += 1
         self.snapshot.retries += retried
-        self._failed_streak += 1
+        self.budgets.failed_streak += 1
         self._report()
 
     def _record_call(self, seq: int, completion: models.Completion, pid: str | None) -> None:
@@ -682,12 +612,14 @@ class Controller:
         snap.session_evaluations += int(evaluated)
         snap.attempts += 1
         snap.status_counts[program.status] += 1
-        self._failed_streak = 0 if evaluated else self._failed_streak + 1
+        self.budgets.failed_streak = 0 if evaluated else self.budgets.failed_streak + 1
 
     def _advance(self, seq: int) -> None:
         """Persist where resume starts: after the highest sequence number settled so far."""
         self._resume_seq = max(self._resume_seq, seq + 1)
-        self.archive.update_run(self.run.id, next_seq=self._resume_seq, elapsed_s=self._elapsed())
+        self.archive.update_run(
+            self.run.id, next_seq=self._resume_seq, elapsed_s=self.budgets.elapsed()
+        )
 
     def _notify(self, program: Program, outcome: Outcome) -> None:
         pm.hook.program_added(run_id=self.run.id, program=program, added=int(outcome.added))
@@ -701,61 +633,10 @@ class Controller:
 
     # --- endings -----------------------------------------------------------------------------
 
-    def _elapsed(self) -> float:
-        """Active wall time of the run: earlier sessions', plus this one's since it could
-        propose (start-up, which is mostly importing litellm in the proposal workers, and the
-        seed's evaluation are not counted: they say nothing about the search)."""
-        if self._session_start is None:
-            return self._elapsed_base
-        return self._elapsed_base + time.monotonic() - self._session_start
-
-    def _wall_remaining(self) -> float | None:
-        if self.config.max_wall_s is None:
-            return None
-        return max(0.0, self.config.max_wall_s - self._elapsed())
-
-    def _budget_ending(self) -> Ending | None:
-        if self.snapshot.evaluations >= self.config.budget:
-            return Ending("finished", f"budget of {self.config.budget} evaluations reached")
-        if self.config.max_wall_s is not None and self._elapsed() >= self.config.max_wall_s:
-            return Ending(
-                "finished", f"wall-time budget of {self.config.max_wall_s:g} s reached", drain=False
-            )
-        if self._outage is not None:
-            return Ending("failed", self._outage, drain=False)
-        spent = self._spending_ending()
-        if spent is not None:
-            return spent
-        if self._failed_streak >= self.config.max_failed_streak:
-            return Ending(
-                "failed",
-                f"the last {self._failed_streak} attempts produced nothing "
-                "evaluable (model errors, unusable edits, syntax errors or "
-                "duplicates); check the model and the prompt, then `evoforge "
-                "resume` the run",
-                drain=False,
-            )
-        return None
-
-    def _spending_ending(self) -> Ending | None:
-        """USD and token budgets: calls already in flight are paid for, so let them finish."""
-        snap, config = self.snapshot, self.config
-        if config.usd_budget is not None and snap.cost_usd >= config.usd_budget:
-            return Ending(
-                "finished",
-                f"USD budget of ${config.usd_budget:g} reached (${snap.cost_usd:.4f} spent)",
-            )
-        tokens = snap.tokens_in + snap.tokens_out
-        if config.token_budget is not None and tokens >= config.token_budget:
-            return Ending(
-                "finished", f"token budget of {config.token_budget} reached ({tokens} used)"
-            )
-        return None
-
     def _end(self, status: str, reason: str) -> SessionReport:
         with self.archive.transaction():
             self.archive.update_run(
-                self.run.id, status=status, stop_reason=reason, elapsed_s=self._elapsed()
+                self.run.id, status=status, stop_reason=reason, elapsed_s=self.budgets.elapsed()
             )
             kind = {"finished": "run_finish", "stopped": "run_stop"}.get(status, "run_fail")
             self.archive.record_event(self.run.id, kind, data={"reason": reason})

@@ -17,8 +17,9 @@ from evoforge.archive import Archive, ArchiveWriteError, RunInfo, RunLock
 from evoforge.evaluators import Evaluator, evaluator_class
 from evoforge.evaluators.tuning import tuning_unavailable
 from evoforge.evolve._config import ConfigError, RunConfig
-from evoforge.evolve._controller import Controller, Progress, SessionReport, make_proposer
+from evoforge.evolve._controller import Controller, make_proposer
 from evoforge.evolve._resolve import resolve_problem
+from evoforge.evolve._snapshot import Progress, SessionReport
 from evoforge.evolve.prompts import PromptTemplateError, load_templates
 from evoforge.islands import Islands, Strategy
 from evoforge.plugins import selection_strategy

@@ -1,0 +1,95 @@
+"""When a session ends: the budgets of a run (evaluations, wall time, US dollars, tokens), a
+model outage, and a streak of attempts that produced nothing evaluable."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evoforge.evolve._config import RunConfig
+    from evoforge.evolve._snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class Ending:
+    """Why a session ends; ``drain``: let in-flight candidates finish (else cancel them; they
+    are redone on resume)."""
+
+    status: str  # finished | failed
+    reason: str
+    drain: bool = True
+
+
+class Budgets:
+    """A run's budgets, checked against the session's running statistics.
+
+    Also the run's clock: active wall time counts earlier sessions' (``elapsed_base``) plus
+    this one's from :meth:`start`, when it could propose.
+    """
+
+    def __init__(self, config: RunConfig, snapshot: Snapshot, elapsed_base: float) -> None:
+        self.config, self.snapshot = config, snapshot
+        self._elapsed_base = elapsed_base
+        self._session_start: float | None = None
+        self.outage: str | None = None  # why every model is failing, once the pool says so
+        self.failed_streak = 0  # attempts in a row that produced nothing evaluable
+
+    def start(self) -> float:
+        """The session can propose from now on; returns the monotonic start time."""
+        self._session_start = time.monotonic()
+        return self._session_start
+
+    def elapsed(self) -> float:
+        """Active wall time of the run: earlier sessions', plus this one's since it could
+        propose (start-up, which is mostly importing litellm in the proposal workers, and the
+        seed's evaluation are not counted: they say nothing about the search)."""
+        if self._session_start is None:
+            return self._elapsed_base
+        return self._elapsed_base + time.monotonic() - self._session_start
+
+    def wall_remaining(self) -> float | None:
+        if self.config.max_wall_s is None:
+            return None
+        return max(0.0, self.config.max_wall_s - self.elapsed())
+
+    def ending(self) -> Ending | None:
+        """The first budget or failure condition reached, or None to go on."""
+        config = self.config
+        if self.snapshot.evaluations >= config.budget:
+            return Ending("finished", f"budget of {config.budget} evaluations reached")
+        if config.max_wall_s is not None and self.elapsed() >= config.max_wall_s:
+            return Ending(
+                "finished", f"wall-time budget of {config.max_wall_s:g} s reached", drain=False
+            )
+        if self.outage is not None:
+            return Ending("failed", self.outage, drain=False)
+        spent = self._spending_ending()
+        if spent is not None:
+            return spent
+        if self.failed_streak >= config.max_failed_streak:
+            return Ending(
+                "failed",
+                f"the last {self.failed_streak} attempts produced nothing "
+                "evaluable (model errors, unusable edits, syntax errors or "
+                "duplicates); check the model and the prompt, then `evoforge "
+                "resume` the run",
+                drain=False,
+            )
+        return None
+
+    def _spending_ending(self) -> Ending | None:
+        """USD and token budgets: calls already in flight are paid for, so let them finish."""
+        snap, config = self.snapshot, self.config
+        if config.usd_budget is not None and snap.cost_usd >= config.usd_budget:
+            return Ending(
+                "finished",
+                f"USD budget of ${config.usd_budget:g} reached (${snap.cost_usd:.4f} spent)",
+            )
+        tokens = snap.tokens_in + snap.tokens_out
+        if config.token_budget is not None and tokens >= config.token_budget:
+            return Ending(
+                "finished", f"token budget of {config.token_budget} reached ({tokens} used)"
+            )
+        return None
