@@ -8,7 +8,7 @@
 reads while a run writes, and cannot write.
 """
 
-from evoforge.archive._archive import DB_ENV, DEFAULT_DB, Archive, default_db
+from evoforge.archive._archive import DB_ENV, DEFAULT_DB, EDIT_MATCHES, Archive, default_db
 from evoforge.archive._errors import ArchiveError, ArchiveWriteError, RunLockedError
 from evoforge.archive._failures import FailureGroup, failure_message, signature
 from evoforge.archive._feedback import (
@@ -48,6 +48,7 @@ __all__ = [
     "RunLockedError",
     "lock_path",
     # programs and what happened to them
+    "EDIT_MATCHES",
     "EvalResult",
     "Program",
     "Status",

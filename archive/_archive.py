@@ -47,6 +47,9 @@ _PAGE = 512  # rows per query when iterating, so no read statement stays open be
 
 DEFAULT_DB = "evoforge.db"
 """The archive file when none is named (the CLI's ``--db``, the API's ``db``)."""
+EDIT_MATCHES = ("exact", "whitespace", "reindent", "fuzzy")
+"""Values of ``Program.edit_match``, strictest first."""
+
 DB_ENV = "EVOFORGE_DB"
 """Environment variable naming the archive file when none is named explicitly."""
 
@@ -395,6 +398,18 @@ class Archive(Runs, Grids, Fronts):
             (run_id,),
         )
         return dict(rows.fetchall())
+
+    def edit_match_counts(self, run_id: str) -> dict[str, int]:
+        """Applied diffs per matching rule that located their SEARCH texts (only rules that
+        occur), e.g. ``{"exact": 80, "whitespace": 12, "reindent": 5, "fuzzy": 2}``; what
+        tolerant matching saved is everything but ``exact``. Scans the run's rows (stats)."""
+        rows = self.conn.execute(
+            "SELECT edit_match, count(*) FROM programs WHERE run_id = ? AND edit_match IS NOT "
+            "NULL GROUP BY edit_match",
+            (run_id,),
+        )
+        order = {name: i for i, name in enumerate(EDIT_MATCHES)}
+        return dict(sorted(rows.fetchall(), key=lambda row: order.get(row[0], len(order))))
 
     # -- events and LLM calls -------------------------------------------------------------
 

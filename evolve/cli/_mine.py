@@ -68,6 +68,20 @@ def stats(run_id, db, as_json):
         "  statuses "
         + ", ".join(f"{k} {v} ({100 * v / total:.0f}%)" for k, v in data["statuses"].items())
     )
+    search = data["search"]
+    if search["edits_applied"]:
+        saved = search["edits_saved"]
+        click.echo(
+            "  edits located: "
+            + ", ".join(f"{k} {v}" for k, v in search["edit_matches"].items())
+            + f" ({saved} of {search['edits_applied']} applied diffs, "
+            f"{100 * saved / search['edits_applied']:.0f}%, needed tolerant matching)"
+        )
+    if search["duplicates_rejected"]:
+        click.echo(
+            f"  novelty filter: {search['duplicates_rejected']} candidates rejected as "
+            "duplicates of stored programs (not evaluated)"
+        )
     grid = data["grid"]
     coverage = "—" if grid["coverage"] is None else f"{100 * grid['coverage']:.1f}%"
     click.echo(

@@ -62,7 +62,9 @@ def run_stats(
     archive: Archive, run: RunInfo, *, view: RunView | None = None, timeline: Timeline | None = None
 ) -> dict[str, Any]:
     """Everything ``evoforge stats`` shows: statuses, grid coverage and QD score, the best over
-    evaluations (overall and per island), evaluation rate, tokens and cost per model.
+    evaluations (overall and per island), evaluation rate, tokens and cost per model, and what
+    the search's filters did (``search``: the rule that located each applied diff, how many
+    needed more than an exact match, candidates the novelty filter rejected unevaluated).
 
     QD score is the sum of the global grid's elite scores (oriented, offset 0), as
     ``evoforge status`` reports it.
@@ -87,12 +89,19 @@ def run_stats(
     usage = call_usage(archive, run.id)
     best = timeline.best[-1] if timeline.best else None
     statuses = archive.status_counts(run.id)
+    matches = archive.edit_match_counts(run.id)
     minutes = (run.elapsed_s or 0.0) / 60
     return {
         **run_summary(run, view),
         "view": view.to_dict(),
         "best_evaluation": None if best is None else best.evaluation,
         "statuses": statuses,
+        "search": {
+            "edit_matches": matches,
+            "edits_saved": sum(n for rule, n in matches.items() if rule != "exact"),
+            "edits_applied": sum(matches.values()),
+            "duplicates_rejected": statuses.get("duplicate", 0),
+        },
         "grid": {
             "cells": cells,
             "elites": grid.num_elites,
