@@ -159,7 +159,12 @@ async def _resume_locked(
     archive: Archive, run: RunInfo, raises: dict[str, float | None], options: SessionOptions
 ) -> tuple[RunInfo, SessionReport]:
     """:func:`resume_run` once the run's lock is held: raise budgets, check, run a session."""
-    config = RunConfig.from_dict(run.config, origin=f"run {run.id}")
+    stored = dict(run.config)
+    if "search" not in stored:
+        # A run started before [search] existed keeps its grid: built-in descriptors would
+        # put its new programs in other cells than its old ones.
+        stored["search"] = {"descriptors": "none"}
+    config = RunConfig.from_dict(stored, origin=f"run {run.id}")
     raised = {name: value for name, value in raises.items() if value is not None}
     if raised:
         config = config.replace(**raised)
