@@ -37,7 +37,6 @@ SKETCH_SIZE = 64
 """MinHash values per program: estimates Jaccard similarity within ~0.03 near 0.95."""
 SHORTLIST = 8
 """Elites compared exactly: the most similar by sketch (the true nearest, all but surely)."""
-_SKETCH_MARGIN = 0.2  # elites estimated further than this below the threshold are skipped
 
 _rng = np.random.default_rng(0x5EED)  # fixed: sketches must agree across processes and runs
 _MULTIPLIERS = _rng.integers(0, 2**63, size=SKETCH_SIZE, dtype=np.uint64) * np.uint64(2)
@@ -197,8 +196,9 @@ class NoveltyFilter:
         """The elite of ``island`` most similar to these shingles, with its Jaccard
         similarity; None for an empty island.
 
-        All elites are ranked by MinHash sketch; the :data:`SHORTLIST` best (and only those
-        within reach of the threshold) are compared exactly; deterministic for a given grid.
+        All elites are ranked by MinHash sketch and the :data:`SHORTLIST` best compared
+        exactly (a true nearest left out would need a sketch error of many standard
+        deviations); deterministic for a given grid.
         """
         elites = self.archive.elites(self.run_id, island)
         if not elites:
@@ -206,9 +206,7 @@ class NoveltyFilter:
         ids = [e.program_id for e in elites]
         if len(ids) > SHORTLIST:
             estimates = (np.stack([self._sketch(i) for i in ids]) == sketch(shingles)).mean(1)
-            order = np.argsort(-estimates, kind="stable")[:SHORTLIST]
-            reach = self.similarity - _SKETCH_MARGIN
-            ids = [ids[i] for i in order if estimates[i] >= reach or i == order[0]]
+            ids = [ids[i] for i in np.argsort(-estimates, kind="stable")[:SHORTLIST]]
         best_id, best = ids[0], -1.0
         for candidate in ids:
             value = jaccard(shingles, self._elite(candidate))
