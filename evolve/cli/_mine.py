@@ -68,6 +68,11 @@ def stats(run_id, db, as_json):
         "  statuses "
         + ", ".join(f"{k} {v} ({100 * v / total:.0f}%)" for k, v in data["statuses"].items())
     )
+    if data["novelty_rejected"]:
+        click.echo(
+            f"  novelty filter: {data['novelty_rejected']} candidates "
+            f"{data['status_labels']['duplicate']} (status duplicate)"
+        )
     grid = data["grid"]
     coverage = "—" if grid["coverage"] is None else f"{100 * grid['coverage']:.1f}%"
     click.echo(

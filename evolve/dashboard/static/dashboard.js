@@ -100,6 +100,8 @@
       ["best at evaluation", fmt(d.best_evaluation)],
       ["grid", d.grid.elites + (d.grid.cells ? " / " + d.grid.cells + " cells" : " cells")],
       ["QD score", fmt(d.grid.qd_score, 6)],
+      ["rejected by the novelty filter", el("span", { id: "card-novelty", text: d.novelty_rejected,
+        title: (d.status_labels && d.status_labels.duplicate) || "candidates not evaluated (status duplicate)" })],
       ["evaluations / min", fmt(d.evaluations_per_minute, 3)],
       ["cost", money(d.cost_usd) + (d.unpriced_calls ? " + " + d.unpriced_calls + " unpriced" : "")],
       ["tokens in / out", d.tokens_in + " / " + d.tokens_out],
@@ -136,8 +138,9 @@
       xaxis: { type: "date" }, yaxis: { title: { text: "evaluations / min" } }, showlegend: false,
     });
     const statuses = Array.from(new Set(d.buckets.flatMap((b) => Object.keys(b.statuses)))).sort();
+    const labels = d.status_labels || {};
     plot("chart-statuses", statuses.map((s) => ({ x: times, y: d.buckets.map((b) => b.statuses[s] || 0),
-      type: "bar", name: s, marker: { color: STATUS_COLORS[s] } })), {
+      type: "bar", name: labels[s] ? s + " (" + labels[s] + ")" : s, marker: { color: STATUS_COLORS[s] } })), {
       title: { text: "Attempts by status over time" }, barmode: "stack", xaxis: { type: "date" },
       yaxis: { title: { text: "attempts" } },
     });
