@@ -139,6 +139,7 @@ class NoveltyFilter:
         self._in_flight: dict[str, int] = {}
         self._shingles = ShingleCache(language)
         self._sketches: dict[str, np.ndarray] = {}
+        self._matrices: dict[int, tuple[tuple[str, ...], np.ndarray]] = {}
 
     # -- candidates being evaluated -------------------------------------------------------
 
@@ -205,7 +206,7 @@ class NoveltyFilter:
             return None
         ids = [e.program_id for e in elites]
         if len(ids) > SHORTLIST:
-            estimates = (np.stack([self._sketch(i) for i in ids]) == sketch(shingles)).mean(1)
+            estimates = (self._matrix(island, ids) == sketch(shingles)).mean(1)
             ids = [ids[i] for i in np.argsort(-estimates, kind="stable")[:SHORTLIST]]
         best_id, best = ids[0], -1.0
         for candidate in ids:
@@ -218,6 +219,14 @@ class NoveltyFilter:
         return self._shingles.get(
             program_id, lambda: self.archive.get_program(self.run_id, program_id).source
         )
+
+    def _matrix(self, island: int, ids: list[str]) -> np.ndarray:
+        """The sketches of ``ids`` (the island's elites) as rows, rebuilt when they change."""
+        key = tuple(ids)
+        cached = self._matrices.get(island)
+        if cached is None or cached[0] != key:
+            cached = self._matrices[island] = (key, np.stack([self._sketch(i) for i in ids]))
+        return cached[1]
 
     def _sketch(self, program_id: str) -> np.ndarray:
         found = self._sketches.get(program_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import subprocess
 import sys
@@ -208,7 +209,7 @@ def test_shingle_cache_loads_once_and_is_bounded():
 
 # -- invariance under consistent renaming -------------------------------------------------
 
-_RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(__builtins__)) | {"main"}
+_RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins)) | {"main"}
 names = st.from_regex(r"[a-z][a-z0-9_]{0,5}", fullmatch=True).filter(lambda n: n not in _RESERVED)
 operators = st.sampled_from(["+", "-", "*", "/", "%", "<", "=="])
 constants = st.one_of(st.integers(-5, 9), st.sampled_from([0.5, 1.25, 2.0]))
