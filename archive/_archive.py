@@ -328,6 +328,18 @@ class Archive(Runs, Grids, Fronts):
             is not None
         )
 
+    def find_equivalent(self, run_id: str, ast_key: str) -> str | None:
+        """The id of a program of run ``run_id`` stored with this ``ast_key`` (an equivalent
+        program: same normalised syntax tree), or None; the novelty filter's look-up.
+
+        Any status counts: an equivalent of a failure fails the same way. One probe of
+        ``idx_programs_ast_key``.
+        """
+        row = self.conn.execute(
+            "SELECT id FROM programs WHERE run_id = ? AND ast_key = ? LIMIT 1", (run_id, ast_key)
+        ).fetchone()
+        return None if row is None else row[0]
+
     def get_program(self, run_id: str, program_id: str) -> Program:
         """The program with this exact id in run ``run_id``.
 

@@ -77,10 +77,10 @@ def stats(run_id, db, as_json):
             + f" ({saved} of {search['edits_applied']} applied diffs, "
             f"{100 * saved / search['edits_applied']:.0f}%, needed tolerant matching)"
         )
-    if search["duplicates_rejected"]:
+    if data["novelty_rejected"]:
         click.echo(
-            f"  novelty filter: {search['duplicates_rejected']} candidates rejected as "
-            "duplicates of stored programs (not evaluated)"
+            f"  novelty filter: {data['novelty_rejected']} candidates "
+            f"{data['status_labels']['duplicate']} (status duplicate)"
         )
     grid = data["grid"]
     coverage = "—" if grid["coverage"] is None else f"{100 * grid['coverage']:.1f}%"

@@ -22,6 +22,7 @@ from evoforge.evolve.mining._export import (
 )
 from evoforge.evolve.mining._stats import (
     CHECKPOINTS,
+    STATUS_LABELS,
     checkpoints,
     compare_runs,
     run_stats,
@@ -38,6 +39,7 @@ __all__ = [
     "run_view",
     # statistics and comparison
     "CHECKPOINTS",
+    "STATUS_LABELS",
     "checkpoints",
     "compare_runs",
     "run_stats",

@@ -239,3 +239,14 @@ class TestFromResult:
     def test_no_source_gets_an_attempt_id(self, problem: Problem) -> None:
         program = self.make(problem, EvalResult(Status.EDIT_ERROR), source=None)
         assert program.id == attempt_id(7) and program.source is None
+
+
+def test_find_equivalent_finds_a_program_by_ast_key_in_its_run_only(
+    archive: Archive, make_program: MakeProgram, run_id: str, problem: Problem
+) -> None:
+    assert archive.find_equivalent(run_id, "00ff00ff00ff00ff") is None
+    failed = make_program(ast_key="00ff00ff00ff00ff", status=Status.RUNTIME_ERROR)
+    make_program(ast_key=None)
+    assert archive.find_equivalent(run_id, "00ff00ff00ff00ff") == failed.id
+    other = new_run(archive, problem)
+    assert archive.find_equivalent(other, "00ff00ff00ff00ff") is None

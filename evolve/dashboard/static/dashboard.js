@@ -103,8 +103,8 @@
       ["edits saved by tolerant matching", el("span", { id: "card-edits-saved",
         text: d.search.edits_saved + " / " + d.search.edits_applied,
         title: Object.entries(d.search.edit_matches).map(([k, v]) => k + " " + v).join(", ") })],
-      ["rejected as duplicates", el("span", { id: "card-duplicates",
-        text: String(d.search.duplicates_rejected) })],
+      ["rejected by the novelty filter", el("span", { id: "card-novelty", text: d.novelty_rejected,
+        title: (d.status_labels && d.status_labels.duplicate) || "candidates not evaluated (status duplicate)" })],
       ["evaluations / min", fmt(d.evaluations_per_minute, 3)],
       ["cost", money(d.cost_usd) + (d.unpriced_calls ? " + " + d.unpriced_calls + " unpriced" : "")],
       ["tokens in / out", d.tokens_in + " / " + d.tokens_out],
@@ -141,8 +141,9 @@
       xaxis: { type: "date" }, yaxis: { title: { text: "evaluations / min" } }, showlegend: false,
     });
     const statuses = Array.from(new Set(d.buckets.flatMap((b) => Object.keys(b.statuses)))).sort();
+    const labels = d.status_labels || {};
     plot("chart-statuses", statuses.map((s) => ({ x: times, y: d.buckets.map((b) => b.statuses[s] || 0),
-      type: "bar", name: s, marker: { color: STATUS_COLORS[s] } })), {
+      type: "bar", name: labels[s] ? s + " (" + labels[s] + ")" : s, marker: { color: STATUS_COLORS[s] } })), {
       title: { text: "Attempts by status over time" }, barmode: "stack", xaxis: { type: "date" },
       yaxis: { title: { text: "attempts" } },
     });
