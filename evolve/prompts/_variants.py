@@ -232,10 +232,15 @@ class PromptEvolution:
                 variant = None
         if variant is None:
             variant = self.offline_variant(rng, seq)
-        if not archive.add_prompt_variant(variant):
-            return None  # every draw was a variant the run already has
+        return variant if self.adopt(archive, variant) else None
+
+    def adopt(self, archive: Archive, variant: PromptVariant) -> bool:
+        """Store ``variant`` and make it a choice; False (nothing changes) when the run
+        already has it."""
+        if variant.id in self._arms or not archive.add_prompt_variant(variant):
+            return False
         self._arms[variant.id] = _Arm(variant)
-        return variant
+        return True
 
     def offline_variant(self, rng: np.random.Generator, seq: int) -> PromptVariant:
         """A new variant without a model: the best one with a bank fragment added to its task
