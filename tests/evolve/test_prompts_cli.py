@@ -5,14 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from evoforge.archive import Archive, Status
 from evoforge.evolve.cli import cli
-from evoforge.evolve.prompts import PromptEvolution
-from tests.evolve.run_history import PROBLEM, SEED, History, variant
+from tests.evolve.prompt_history import build_prompt_archive
 
 
 def invoke(*args: str | Path) -> str:
@@ -23,34 +20,7 @@ def invoke(*args: str | Path) -> str:
 
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
-    """A run with two variants: the default (3 children, 1 improved) and a bank one derived
-    from it (2 children, both improved), and a second run without variants."""
-    path = tmp_path / "p.db"
-    with Archive(path) as archive:
-        History(archive, run_id="plain").add(SEED, score=1.0)
-        history = History(archive, run_id="evolving")
-        evolution = PromptEvolution(every=3)
-        evolution.start(archive, history.run_id, PROBLEM)
-        (default,) = evolution.variants
-        bank = evolution.offline_variant(np.random.default_rng(0), seq=3)
-        assert evolution.adopt(archive, bank)
-        seed = history.add(SEED, score=1.0, objectives={"score": 1.0})
-        for n, (v, score, status) in enumerate(
-            [
-                (default, 2.0, Status.OK),
-                (default, 0.5, Status.OK),
-                (default, None, Status.EDIT_ERROR),
-                (bank, 3.0, Status.OK),
-                (bank, 4.0, Status.OK),
-            ],
-            start=1,
-        ):
-            history.add(
-                variant(n) if status is Status.OK else None,
-                parent=seed, score=score, status=status, prompt_variant=v.id,
-                objectives={} if score is None else {"score": score},
-            )  # fmt: skip
-    return path
+    return build_prompt_archive(tmp_path / "p.db")
 
 
 def test_prompts_lists_each_variant_with_its_children(db: Path):
