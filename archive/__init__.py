@@ -28,6 +28,13 @@ from evoforge.archive._mining import Node
 from evoforge.archive._outcome import EvalResult, Status
 from evoforge.archive._pareto import non_dominated
 from evoforge.archive._program import Program, attempt_id, program_id
+from evoforge.archive._prompt_variants import (
+    ORIGINS,
+    PromptVariant,
+    VariantOrigin,
+    VariantStats,
+    variant_id,
+)
 from evoforge.archive._records import Elite, Event, IslandState, LlmCall, RunInfo, RunStatus
 from evoforge.archive._stats import ArchiveStats
 from evoforge.archive._status import AddStatus
@@ -71,6 +78,12 @@ __all__ = [
     "non_dominated",
     "failure_message",
     "signature",
+    # prompt variants and their children
+    "ORIGINS",
+    "PromptVariant",
+    "VariantOrigin",
+    "VariantStats",
+    "variant_id",
     # MAP-Elites grids
     "AddStatus",
     "ArchiveStats",

@@ -22,6 +22,7 @@ from evoforge.archive._migrations import NAMES, migrations
 from evoforge.archive._mining import Node
 from evoforge.archive._outcome import Status
 from evoforge.archive._program import INSERT_SQL, SELECT_SQL, Program, from_row, to_row
+from evoforge.archive._prompt_variants import PromptVariants
 from evoforge.archive._records import Event, LlmCall
 from evoforge.archive._runs import Runs
 from evoforge.archive._timeline import Timeline
@@ -93,7 +94,7 @@ _READER_PROGRAM_COLUMNS: dict[str, str] = {
 }
 
 
-class Archive(Runs, Grids, Fronts):
+class Archive(Runs, Grids, Fronts, PromptVariants):
     """The single source of truth of evoforge: an SQLite file in WAL mode.
 
     Opening applies pending schema migrations. ``read_only=True`` opens the file as a reader

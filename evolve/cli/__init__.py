@@ -12,6 +12,7 @@ from evoforge.evolve.cli._export import export
 from evoforge.evolve.cli._inspect import show, status, top
 from evoforge.evolve.cli._mine import compare, failures, lineage, pareto, stats
 from evoforge.evolve.cli._plugins import plugins_command, problems_command
+from evoforge.evolve.cli._prompts import prompts
 from evoforge.evolve.cli._run import resume, run
 from evoforge.evolve.cli._ui import ui
 
@@ -44,6 +45,7 @@ for command in (
     pareto,
     failures,
     compare,
+    prompts,
     export,
     ui,
     # what is installed

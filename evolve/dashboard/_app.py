@@ -173,6 +173,7 @@ def create_app(
         ("/runs/{run_id}/grid", "grid", _pages.grid_page, ("run_id",)),
         ("/runs/{run_id}/pareto", "pareto", _pages.pareto_page, ("run_id",)),
         ("/runs/{run_id}/failures", "failures", _pages.failures_page, ("run_id",)),
+        ("/runs/{run_id}/prompts", "prompts", _pages.prompts_page, ("run_id",)),
         (
             "/runs/{run_id}/programs/{program_id}",
             "program",

@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from evoforge import _json
 from evoforge.archive import Status, non_dominated
-from evoforge.evolve.mining import RunView, arrow, compare_runs, run_stats, run_summary, run_view
+from evoforge.evolve.mining import (
+    RunView,
+    arrow,
+    compare_runs,
+    prompt_variant_table,
+    run_stats,
+    run_summary,
+    run_view,
+)
 
 if TYPE_CHECKING:
     from evoforge.archive import Archive, RunInfo
@@ -300,6 +308,26 @@ def failures_page(archive: Archive, run_id: str, status: str | None = None) -> d
         }
 
     return CACHE.get(_key(archive, run, "failures", status), compute)
+
+
+def prompts_page(archive: Archive, run_id: str) -> dict[str, Any]:
+    """The run's prompt variants: lineage, origin, children, improvement rate, best value,
+    the first line each changed, and their templates (as ``evoforge prompts`` shows them)."""
+    run = _run(archive, run_id)
+    view = _view(archive, run)
+
+    def compute() -> dict[str, Any]:
+        table = prompt_variant_table(archive, run, view=view)
+        return {
+            "title": f"Prompt variants of {run.id}",
+            "live": str(run.status) == "running",
+            "stamp": run.updated_at,
+            "run": run_summary(run, view),
+            "arrow": None if view.primary is None else arrow(view.primary),
+            **table,
+        }
+
+    return CACHE.get(_key(archive, run, "prompts"), compute)
 
 
 def program_page(archive: Archive, run_id: str, program_id: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from evoforge.evolve.mining._export import (
     reproduced,
     verify,
 )
+from evoforge.evolve.mining._prompts import OFF_MESSAGE, first_change, prompt_variant_table
 from evoforge.evolve.mining._stats import (
     CHECKPOINTS,
     STATUS_LABELS,
@@ -32,6 +33,10 @@ from evoforge.evolve.mining._stats import (
 from evoforge.evolve.mining._view import RunView, arrow, fmt, run_view
 
 __all__ = [
+    # prompt variants
+    "OFF_MESSAGE",
+    "first_change",
+    "prompt_variant_table",
     # a run's objectives and axes, for display
     "RunView",
     "arrow",

@@ -3,7 +3,9 @@
 :func:`gather_context` collects what a prompt is built from (the parent and its feedback, a
 second parent, the run's best, recent failures of the lineage); :class:`OptimizationMemory`
 digests the run's history; :func:`choose_mode` and :func:`pick_repair` pick the edit mode;
-:func:`build_messages` renders the chat messages from templates a problem may override.
+:func:`build_messages` renders the chat messages from templates a problem may override;
+:class:`PromptEvolution` evolves prompt variants beside the programs (off by default:
+``[search] prompt_evolution``).
 """
 
 from evoforge.evolve.prompts._build import (
@@ -25,6 +27,14 @@ from evoforge.evolve.prompts._context import (
 )
 from evoforge.evolve.prompts._memory import OptimizationMemory, failure_reason
 from evoforge.evolve.prompts._modes import Mode, ModeConfig, choose_mode, pick_repair
+from evoforge.evolve.prompts._variant_bank import FRAGMENTS
+from evoforge.evolve.prompts._variants import (
+    VARIED,
+    Ask,
+    PromptEvolution,
+    RewriteError,
+    templates_of,
+)
 
 __all__ = [
     # what a prompt is built from
@@ -49,4 +59,11 @@ __all__ = [
     "PromptTemplateError",
     "build_messages",
     "load_templates",
+    # prompt co-evolution
+    "FRAGMENTS",
+    "VARIED",
+    "Ask",
+    "PromptEvolution",
+    "RewriteError",
+    "templates_of",
 ]

@@ -170,15 +170,28 @@ class PromptConfig(Settings):
 
 
 def build_messages(
-    problem: Problem, context: PromptContext, config: PromptConfig | None = None
+    problem: Problem,
+    context: PromptContext,
+    config: PromptConfig | None = None,
+    overrides: Mapping[str, str] | None = None,
 ) -> list[dict[str, str]]:
     """Chat messages (system, user) asking for the change ``context.mode`` names.
 
+    Args:
+        problem: the problem (its templates, objectives and description).
+        context: what the prompt shows.
+        config: the run's prompt settings.
+        overrides: templates that win over every other source: the candidate's prompt
+            variant (see :class:`~evoforge.evolve.prompts.PromptEvolution`).
+
     Raises:
-        PromptTemplateError: one of the problem's templates is malformed.
+        PromptTemplateError: one of the problem's templates, or an override, is malformed.
     """
     config = PromptConfig() if config is None else config
     templates = load_templates(problem, config)
+    if overrides:
+        _check_templates(overrides, lambda name: f"prompt variant template {name!r}")
+        templates.update(overrides)
     values = _values(problem, context)
     system = string.Template(templates["system"]).substitute(values)
     layout = _Layout(problem, context, config, templates, values)

@@ -3,17 +3,20 @@
 The controller keeps selection, the archive and the islands; for each candidate it sends a
 :class:`ProposalRequest` (the prompt context it read, the model, the candidate's seeds) to a
 pool of worker processes (:class:`ProposalPool`, ``--proposal-workers``) and gets a
-:class:`Proposal` back (the answer and the child, or why there is none). litellm's per-call CPU
-(milliseconds) then runs on other cores, not on the loop that commits results. See
+:class:`Proposal` back (the answer and the child, or why there is none); a plain
+:class:`Question` (e.g. rewriting a prompt variant) gets an :class:`Answer`. litellm's
+per-call CPU (milliseconds) then runs on other cores, not on the loop that commits results. See
 :mod:`evoforge.evolve.proposals._worker` for the protocol and how a worker stops cleanly.
 """
 
 from evoforge.evolve.proposals._executor import CoroutineTrackingExecutor
 from evoforge.evolve.proposals._messages import (
+    Answer,
     CallFailure,
     Proposal,
     ProposalRequest,
     ProposalSetup,
+    Question,
     without_answers,
 )
 from evoforge.evolve.proposals._pool import (
@@ -25,7 +28,7 @@ from evoforge.evolve.proposals._pool import (
     default_processes,
     in_process_providers,
 )
-from evoforge.evolve.proposals._propose import EMPTY_ANSWER, propose
+from evoforge.evolve.proposals._propose import EMPTY_ANSWER, ask, propose
 from evoforge.evolve.proposals._worker import WorkerStats
 
 __all__ = [
@@ -34,10 +37,13 @@ __all__ = [
     "Proposal",
     "ProposalRequest",
     "ProposalSetup",
+    "Question",
+    "Answer",
     "without_answers",
     # making one
     "EMPTY_ANSWER",
     "propose",
+    "ask",
     # where they are made
     "MAX_RESTARTS",
     "LocalProposer",

@@ -7,12 +7,16 @@ random seeds. It answers with a :class:`Proposal`: the model's answer and what c
 (the child's source, or why there is none). Programs travel without their stored model answer
 (``Program.edit``, up to 200 kB each, never shown in a prompt), so a request is a few kB to a
 few tens of kB: the size of the prompt it becomes.
+
+A :class:`Question` asks a model a plain question through the same workers (no edit is
+applied: e.g. rewriting a prompt variant) and gets an :class:`Answer` back.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from evoforge.evolve.models import Attempt, Completion, ModelError
@@ -55,6 +59,8 @@ class ProposalRequest:
         spec: the model to call.
         model_seed: passed to the model.
         jitter_seed: seeds the generator of the retry backoff's jitter.
+        templates: template overrides of the candidate's prompt variant (empty: the
+            problem's own templates). A plain dict: a ``MappingProxyType`` does not pickle.
     """
 
     seq: int
@@ -62,6 +68,42 @@ class ProposalRequest:
     spec: ModelSpec
     model_seed: int
     jitter_seed: tuple[int, ...]
+    templates: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Question:
+    """A plain question to a model: its answer comes back as text, nothing is applied.
+
+    Attributes:
+        seq: a number that identifies the question among the session's questions (its own
+            numbering: a question and a proposal may share one).
+        messages: the chat messages, as ``({"role": ..., "content": ...}, ...)``.
+        spec: the model to ask.
+        model_seed: passed to the model.
+        jitter_seed: seeds the generator of the retry backoff's jitter.
+    """
+
+    seq: int
+    messages: tuple[Mapping[str, str], ...]
+    spec: ModelSpec
+    model_seed: int
+    jitter_seed: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a :class:`Question` came to: exactly one of ``completion`` and ``failure``.
+
+    Attributes:
+        seq: the question's number.
+        completion: the model's answer and its accounting (tokens, cost, attempts).
+        failure: why the call failed after its retries (an empty answer included).
+    """
+
+    seq: int
+    completion: Completion | None = None
+    failure: CallFailure | None = None
 
 
 @dataclass(frozen=True)

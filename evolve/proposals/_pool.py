@@ -2,7 +2,8 @@
 
 :class:`ProposalPool` starts ``processes`` workers (``python -m evoforge.evolve.proposals``),
 sends each request to the ready worker with the fewest requests in flight, and resolves the
-request's future when its proposal comes back. The controller's event loop then only encodes
+request's future when its proposal comes back (:meth:`ProposalPool.ask` does the same for a
+plain :class:`~evoforge.evolve.proposals.Question`). The controller's event loop then only encodes
 a request and decodes a proposal (tens of microseconds); the prompt, litellm's per-call Python
 (milliseconds), answer parsing, the edit and the syntax check run in the workers, on other
 cores. Workers start while the seed is evaluated; the first request goes out as soon as one is
@@ -29,8 +30,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evoforge.evolve.proposals import _frames
-from evoforge.evolve.proposals._messages import Proposal, ProposalRequest, ProposalSetup
-from evoforge.evolve.proposals._propose import propose
+from evoforge.evolve.proposals._messages import (
+    Answer,
+    Proposal,
+    ProposalRequest,
+    ProposalSetup,
+    Question,
+)
+from evoforge.evolve.proposals._propose import ask, propose
 from evoforge.evolve.proposals._worker import WorkerStats
 
 log = logging.getLogger("evoforge")
@@ -82,7 +89,7 @@ class _Process:
     def __init__(self, index: int, proc: asyncio.subprocess.Process) -> None:
         self.index = index
         self.proc = proc
-        self.pending: dict[int, asyncio.Future[Proposal]] = {}
+        self.pending: dict[tuple[str, int], asyncio.Future[Any]] = {}  # by (kind, seq)
         self.ready = False
         self.stopping = False
         self.stats: WorkerStats | None = None
@@ -152,26 +159,45 @@ class ProposalPool:
             Exception: what ``propose`` raised in the worker for this request (a problem
                 bug, such as a broken prompt template), with the worker's traceback noted.
         """
+        proposal: Proposal = await self._call("propose", request.seq, request)
+        return proposal
+
+    async def ask(self, question: Question) -> Answer:
+        """The model's answer to ``question`` (no edit applied), from the least busy worker.
+
+        Cancelling the awaiting task cancels the call in its worker.
+
+        Raises:
+            ProposalError: no worker could start, or the question lost two workers.
+        """
+        answer: Answer = await self._call("ask", question.seq, question)
+        return answer
+
+    async def _call(self, kind: str, seq: int, body: Any) -> Any:
+        """Send ``(kind, body)`` to a worker and await its reply, matched by ``(kind, seq)``;
+        sent again, once, when the worker dies first."""
+        key = (kind, seq)
+        what = "candidate" if kind == "propose" else "question"
         for attempt in range(2):
             worker = await self._ready_worker()
-            future: asyncio.Future[Proposal] = asyncio.get_running_loop().create_future()
-            worker.pending[request.seq] = future
+            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            worker.pending[key] = future
             try:
-                worker.send(("propose", request))
+                worker.send((kind, body))
                 return await future
             except _WorkerLost as lost:
                 if attempt:
                     raise ProposalError(
-                        f"candidate {request.seq}: two proposal workers died while handling "
+                        f"{what} {seq}: two proposal workers died while handling "
                         f"it ({lost}); see the messages above, then `evoforge resume` the run"
                     ) from None
             except asyncio.CancelledError:
-                if worker.pending.pop(request.seq, None) is not None and worker.alive:
+                if worker.pending.pop(key, None) is not None and worker.alive:
                     with contextlib.suppress(Exception):
-                        worker.send(("cancel", request.seq))
+                        worker.send(("cancel", key))
                 raise
             finally:
-                worker.pending.pop(request.seq, None)
+                worker.pending.pop(key, None)
         raise AssertionError("unreachable")
 
     async def close(self) -> PoolStats:
@@ -245,13 +271,14 @@ class ProposalPool:
 
     def _handle(self, worker: _Process, message: tuple[Any, ...]) -> None:
         kind = message[0]
-        if kind == "proposal":
-            proposal: Proposal = message[1]
-            future = worker.pending.pop(proposal.seq, None)
+        if kind in ("proposal", "answer"):
+            reply: Proposal | Answer = message[1]
+            key = ("propose" if kind == "proposal" else "ask", reply.seq)
+            future = worker.pending.pop(key, None)
             if future is not None and not future.done():
-                future.set_result(proposal)
+                future.set_result(reply)
         elif kind == "error":
-            future = worker.pending.pop(message[1], None)
+            future = worker.pending.pop(tuple(message[1]), None)
             if future is not None and not future.done():
                 future.set_exception(message[2])
         elif kind == "ready":
@@ -354,6 +381,11 @@ class LocalProposer:
     async def propose(self, request: ProposalRequest) -> Proposal:
         await self.wait_ready()
         return await propose(self.setup, request)
+
+    async def ask(self, question: Question) -> Answer:
+        """The model's answer to ``question``, asked on this loop."""
+        await self.wait_ready()
+        return await ask(self.setup, question)
 
     async def close(self) -> PoolStats:
         if self._ready is not None and not self._ready.done():

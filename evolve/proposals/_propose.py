@@ -1,4 +1,5 @@
-"""One proposal: prompt, model call, answer applied to the parent, syntax check of the child.
+"""One proposal: prompt, model call, answer applied to the parent, syntax check of the child;
+and one plain question (:func:`ask`), asked the same way.
 
 The same function serves a worker process and the in-process fallback, so both behave alike.
 Everything it draws at random comes from the request's seeds: the same request gives the same
@@ -16,10 +17,12 @@ from evoforge.evolve._syntax import check_syntax
 from evoforge.evolve.models import Attempt, Completion, ModelError, complete
 from evoforge.evolve.prompts import build_messages
 from evoforge.evolve.proposals._messages import (
+    Answer,
     CallFailure,
     Proposal,
     ProposalRequest,
     ProposalSetup,
+    Question,
 )
 
 EMPTY_ANSWER = "the model's answer was empty: there is no edit to apply"
@@ -36,7 +39,7 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
             markers are broken (a problem bug, not a model mistake).
     """
     tick = time.thread_time()
-    messages = build_messages(setup.problem, request.context, setup.prompts)
+    messages = build_messages(setup.problem, request.context, setup.prompts, request.templates)
     prompt_cpu = time.thread_time() - tick
     spec = request.spec
     try:
@@ -78,3 +81,24 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
         prompt_cpu_s=prompt_cpu,
         edit_cpu_s=time.thread_time() - tick,
     )
+
+
+async def ask(setup: ProposalSetup, question: Question) -> Answer:
+    """Ask ``question``'s model its messages with the session's sampling and retry settings.
+
+    A failed call (an empty answer included) is an :class:`Answer` with ``failure``; nothing
+    raises for a model's fault.
+    """
+    try:
+        completion = await complete(
+            question.spec,
+            [dict(m) for m in question.messages],
+            seed=question.model_seed,
+            temperature=setup.temperature,
+            max_tokens=setup.max_tokens,
+            policy=setup.retry,
+            rng=np.random.default_rng(list(question.jitter_seed)),
+        )
+    except ModelError as exc:
+        return Answer(question.seq, failure=CallFailure.of(exc))
+    return Answer(question.seq, completion)

@@ -6,11 +6,13 @@ network). Frames (:mod:`evoforge.evolve.proposals._frames`) come in on stdin and
 copy of the original stdout; fd 1 then points at stderr, so nothing litellm or a plugin prints
 can corrupt a frame.
 
-Controller to worker: ``("setup", ProposalSetup)`` once, then ``("propose", ProposalRequest)``,
-``("cancel", seq)`` and finally ``("stop", None)``. Worker to controller: ``("ready", info)``
-once its models are set up (litellm imported), ``("proposal", Proposal)``, ``("error", seq,
-exception)`` when a request raised (a problem bug, e.g. broken templates), ``("fatal",
-message)`` when set-up failed, and ``("stats", WorkerStats)`` last, on ``stop``.
+Controller to worker: ``("setup", ProposalSetup)`` once, then ``("propose", ProposalRequest)``
+and ``("ask", Question)``, ``("cancel", (kind, seq))`` and finally ``("stop", None)``. Worker
+to controller: ``("ready", info)`` once its models are set up (litellm imported),
+``("proposal", Proposal)``, ``("answer", Answer)``, ``("error", (kind, seq), exception)`` when
+a request raised (a problem bug, e.g. broken templates), ``("fatal", message)`` when set-up
+failed, and ``("stats", WorkerStats)`` last, on ``stop``. A request is known by its kind and
+``seq`` (a question and a proposal may share a number).
 
 Stopping: in-flight calls are cancelled and awaited, coroutines litellm created for them but
 never started are closed (:mod:`evoforge.evolve.proposals._executor`), and litellm's cached
@@ -37,8 +39,8 @@ from typing import Any
 
 from evoforge.evolve.proposals import _frames
 from evoforge.evolve.proposals._executor import CoroutineTrackingExecutor
-from evoforge.evolve.proposals._messages import ProposalRequest, ProposalSetup
-from evoforge.evolve.proposals._propose import propose
+from evoforge.evolve.proposals._messages import ProposalRequest, ProposalSetup, Question
+from evoforge.evolve.proposals._propose import ask, propose
 
 log = logging.getLogger("evoforge")
 
@@ -49,7 +51,7 @@ class WorkerStats:
 
     Attributes:
         pid: the worker's process id.
-        requests: proposals it answered.
+        requests: proposals and questions it answered.
         setup_s: wall seconds from its start to ready (imports, litellm, model set-up).
         cpu_s: CPU seconds of the whole process from ready to stop, all threads.
         prompt_cpu_s, edit_cpu_s: CPU seconds building prompts; applying answers and checking
@@ -73,7 +75,7 @@ class _Worker:
         self.writer = writer
         self.started = started
         self.setup: ProposalSetup | None = None
-        self.tasks: dict[int, asyncio.Task[None]] = {}
+        self.tasks: dict[tuple[str, int], asyncio.Task[None]] = {}  # by (kind, seq)
         self.requests = 0
         self.prompt_cpu = self.edit_cpu = self.frame_cpu = 0.0
         self.cpu_at_ready = 0.0
@@ -95,29 +97,34 @@ class _Worker:
         self.cpu_at_ready = time.process_time()
         self.send(("ready", {"pid": os.getpid(), "setup_s": self.setup_s}))
 
-    def start_request(self, request: ProposalRequest) -> None:
-        task = asyncio.get_running_loop().create_task(self._answer(request))
-        self.tasks[request.seq] = task
+    def start_request(self, kind: str, request: ProposalRequest | Question) -> None:
+        key = (kind, request.seq)
+        task = asyncio.get_running_loop().create_task(self._answer(key, request))
+        self.tasks[key] = task
 
-    async def _answer(self, request: ProposalRequest) -> None:
+    async def _answer(self, key: tuple[str, int], request: ProposalRequest | Question) -> None:
         assert self.setup is not None
         try:
-            proposal = await propose(self.setup, request)
+            if isinstance(request, Question):
+                reply: Any = ("answer", await ask(self.setup, request))
+            else:
+                proposal = await propose(self.setup, request)
+                self.prompt_cpu += proposal.prompt_cpu_s
+                self.edit_cpu += proposal.edit_cpu_s
+                reply = ("proposal", proposal)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            self.send(("error", request.seq, _portable(exc)))
+            self.send(("error", key, _portable(exc)))
         else:
             self.requests += 1
-            self.prompt_cpu += proposal.prompt_cpu_s
-            self.edit_cpu += proposal.edit_cpu_s
-            self.send(("proposal", proposal))
+            self.send(reply)
         finally:
-            self.tasks.pop(request.seq, None)
+            self.tasks.pop(key, None)
         await self.writer.drain()
 
-    def cancel(self, seq: int) -> None:
-        task = self.tasks.get(seq)
+    def cancel(self, key: tuple[str, int]) -> None:
+        task = self.tasks.get(key)
         if task is not None:
             task.cancel()
 
@@ -200,10 +207,10 @@ async def _serve(out_fd: int, started: float) -> int:
             tick = time.thread_time()
             kind, body = _frames.decode(payload)[:2]
             worker.frame_cpu += time.thread_time() - tick
-            if kind == "propose":
-                worker.start_request(body)
+            if kind in ("propose", "ask"):
+                worker.start_request(kind, body)
             elif kind == "cancel":
-                worker.cancel(body)
+                worker.cancel(tuple(body))
             elif kind == "setup":
                 try:
                     worker.begin(body)

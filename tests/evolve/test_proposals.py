@@ -25,11 +25,14 @@ from evoforge.evolve import RunConfig
 from evoforge.evolve.models import ModelSpec
 from evoforge.evolve.prompts import Mode, PromptContext
 from evoforge.evolve.proposals import (
+    Answer,
     CoroutineTrackingExecutor,
     LocalProposer,
+    Proposal,
     ProposalPool,
     ProposalRequest,
     ProposalSetup,
+    Question,
     default_processes,
 )
 from evoforge.problems import load_problem
@@ -269,3 +272,80 @@ def test_a_run_stopped_with_model_calls_in_flight_prints_no_warning(tmp_path):
     assert proc.returncode == 0, err
     assert "never awaited" not in err and "Traceback" not in err
     assert "nclosed" not in err  # no unclosed client session or transport
+
+
+def question(seq: int, model: str, **spec: object) -> Question:
+    return Question(
+        seq,
+        ({"role": "user", "content": "Rewrite these instructions."},),
+        ModelSpec(model=model, **spec),
+        model_seed=seq,
+        jitter_seed=(7, seq, 2),
+    )
+
+
+def test_a_question_is_answered_by_a_worker_beside_proposals_of_the_same_seq(tiny):
+    """The text comes back unapplied; a question and a proposal numbered alike both get
+    their own reply (requests are matched by kind and number)."""
+    text = "Done.\n\n```system\nBe precise.\n```\n\n```task\nImprove $primary.\n```"
+    with OpenAIServer(answer=text) as server:
+        setup = setup_for(tiny, "openai/evoforge-fake")
+        os.environ.setdefault("OPENAI_API_KEY", "sk-test")
+
+        async def go():
+            pool = ProposalPool(setup, 1)
+            await pool.start()
+            try:
+                await pool.wait_ready()
+                return await asyncio.gather(
+                    pool.ask(question(3, "openai/evoforge-fake", api_base=server.url)),
+                    pool.propose(request(setup, 3, api_base=server.url)),
+                )
+            finally:
+                await pool.close()
+
+        answer, proposal = asyncio.run(go())
+    assert answer.seq == 3 and answer.failure is None and answer.completion.text == text
+    assert isinstance(answer, Answer) and isinstance(proposal, Proposal)
+    assert proposal.seq == 3 and proposal.completion.text == text  # applied to the parent
+    assert proposal.edit_error or proposal.syntax_error  # (it is no program)
+    bodies = [r.body["messages"] for r in server.chat_requests()]
+    assert [{"role": "user", "content": "Rewrite these instructions."}] in bodies
+
+
+def test_the_offline_model_answers_a_question_the_same_in_a_worker_and_here(tiny):
+    setup = setup_for(tiny)
+
+    async def go():
+        pool = ProposalPool(setup, 1)
+        await pool.start()
+        try:
+            far = await pool.ask(question(1, OFFLINE))
+        finally:
+            await pool.close()
+        local = LocalProposer(setup)
+        await local.start()
+        near = await local.ask(question(1, OFFLINE))
+        await local.close()
+        return far, near
+
+    far, near = asyncio.run(go())
+    assert far.failure is None and far.completion.text == near.completion.text
+    assert far.completion.text  # it says it has no program to change
+
+
+def test_a_failed_question_is_an_answer_with_the_failure(tiny):
+    with OpenAIServer(faults=["401"]) as server:
+        setup = setup_for(tiny, "openai/evoforge-fake")
+        os.environ.setdefault("OPENAI_API_KEY", "sk-test")
+        local = LocalProposer(setup)
+
+        async def go():
+            await local.start()
+            try:
+                return await local.ask(question(1, "openai/evoforge-fake", api_base=server.url))
+            finally:
+                await local.close()
+
+        answer = asyncio.run(go())
+    assert answer.completion is None and answer.failure.kind == "auth"

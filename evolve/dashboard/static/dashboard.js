@@ -285,6 +285,7 @@
   };
 
   render.program = function () {};
+  render.prompts = function () {};  // rendered by the server; a live page reloads its data
   render.error = function () {};
 
   // --- start and live updates -------------------------------------------------------------
