@@ -25,7 +25,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from evoforge.evaluators import contain_result
 from evoforge.evaluators.tuning import TRIAL_BUDGET, TrialBudget
 from evoforge.evolve import models
 from evoforge.evolve._endings import Budgets, Ending
+from evoforge.evolve._search_state import SearchState
 from evoforge.evolve._snapshot import (
     EngineTimings,
     Progress,
@@ -57,16 +58,18 @@ from evoforge.evolve.prompts import (
     pick_repair,
 )
 from evoforge.evolve.proposals import (
+    Answer,
     LocalProposer,
     PoolStats,
     Proposal,
     ProposalPool,
     ProposalRequest,
     ProposalSetup,
+    Question,
     in_process_providers,
     without_answers,
 )
-from evoforge.islands import Outcome
+from evoforge.islands import Fingerprint, Outcome, Verdict, fingerprint
 from evoforge.plugins import pm
 
 log = logging.getLogger("evoforge")
@@ -117,6 +120,8 @@ class Proposer(Protocol):
 
     async def propose(self, request: ProposalRequest) -> Proposal: ...
 
+    async def ask(self, question: Question) -> Answer: ...
+
     async def close(self) -> PoolStats: ...
 
 
@@ -135,6 +140,9 @@ class Controller:
         progress: Progress | None = None,
         proposer: Proposer | None = None,
     ) -> None:
+        # Built-in descriptors, novelty filter, prompt variants; the problem as it is binned.
+        self.search = SearchState(archive, run, problem, config)
+        problem = self.search.problem
         self.archive, self.run, self.problem, self.config = archive, run, problem, config
         self.evaluator, self.islands, self.progress = evaluator, islands, progress
         self.proposer = proposer or make_proposer(problem, config)
@@ -322,6 +330,7 @@ class Controller:
         )
         spec = self.pool.choose(rng)
         model_seed = int(rng.integers(2**31 - 1))
+        variant = self.search.choose_variant(seq)
         if failed is not None:
             self._repairing.add(failed.id)
         request = ProposalRequest(
@@ -330,6 +339,7 @@ class Controller:
             spec,
             model_seed,
             jitter_seed=(self.run.seed, seq, 1),  # the retry backoff's jitter
+            templates=self.search.templates(variant),
         )
         overhead = time.perf_counter() - tick
         try:
@@ -338,8 +348,16 @@ class Controller:
                     self.timings.first_proposal_at = time.monotonic()
                 proposal = await self.proposer.propose(request)
             await self._use_proposal(
-                seq, spec, proposal, context, selection.island, eval_slots, overhead
+                seq,
+                spec,
+                proposal,
+                context,
+                selection.island,
+                eval_slots,
+                overhead,
+                variant.id if variant is not None else None,
             )
+            await self.search.evolve_prompts(self.snapshot.evaluations, seq, spec, self._ask)
         finally:
             if failed is not None:
                 self._repairing.discard(failed.id)
@@ -353,6 +371,7 @@ class Controller:
         island: int,
         eval_slots: asyncio.Semaphore,
         overhead: float,
+        variant: str | None = None,
     ) -> None:
         """Record a failed call, or check the child, evaluate it and commit the outcome."""
         tick = time.perf_counter()
@@ -374,6 +393,7 @@ class Controller:
             model=completion.model,
             inspirations=partners,
             edit=_stored_answer(completion.text),
+            prompt_variant=variant,
         )
         applied = proposal.child
         if applied is None:
@@ -387,10 +407,18 @@ class Controller:
         if child_id in self._in_flight or self.archive.has_program(self.run.id, child_id):
             self._commit_duplicate(seq, completion, spec)
             return
+        # The child's fingerprint (equivalence key, shingles): made by the proposal worker.
+        fp = proposal.fingerprint or fingerprint(applied.source, self.problem.language)
         if proposal.syntax_error is not None:
             failed = EvalResult(Status.SYNTAX_ERROR, artifacts={"error": proposal.syntax_error})
-            program = self._program(source=applied.source, result=failed, edit_kind=kind, **common)
+            program = self._program(
+                source=applied.source, result=failed, edit_kind=kind, fp=fp, **common
+            )
             self._commit(program, completion, spec, parent.score, tick, overhead)
+            return
+        verdict = self.search.reject(applied.source, island, seq, fp)
+        if verdict is not None:
+            self._reject(verdict, applied.source, kind, fp, common, completion, spec, tick)
             return
         self._in_flight.add(child_id)
         overhead += time.perf_counter() - tick
@@ -401,7 +429,13 @@ class Controller:
             result = await self._evaluate(seq, child_id, applied.source, eval_slots)
             tick = time.perf_counter()
             source = self._scored_source(applied.source, result)
-            program = self._program(source=source, result=result, edit_kind=kind, **common)
+            program = self._program(
+                source=source,
+                result=result,
+                edit_kind=kind,
+                fp=fp if source is applied.source else None,  # a tuned source has its own
+                **common,
+            )
             try:
                 self._commit(program, completion, spec, parent.score, tick, overhead, result)
             except (ValueError, TypeError, ArithmeticError, RecursionError, MemoryError) as exc:
@@ -417,11 +451,12 @@ class Controller:
                     evaluations=result.evaluations,
                 )
                 program = self._program(
-                    source=applied.source, result=unstorable, edit_kind=kind, **common
+                    source=applied.source, result=unstorable, edit_kind=kind, fp=fp, **common
                 )
                 self._commit(program, completion, spec, parent.score, tick, overhead, unstorable)
         finally:
             self._in_flight.discard(child_id)
+            self.search.evaluated(fp)
             self._reserved -= trials.taken
 
     async def _evaluate(
@@ -472,7 +507,19 @@ class Controller:
         edit: str | None = None,
         model: str | None = None,
         inspirations: tuple[Program, ...] = (),
+        fp: Fingerprint | None = None,
+        prompt_variant: str | None = None,
+        edit_match: str | None = None,
     ) -> Program:
+        """The row of one attempt; ``fp``: the fingerprint of ``source`` when known.
+
+        An ok program of a problem without declared descriptors gets the built-in ones,
+        measured against its island as it is now (before the program is offered to it).
+        """
+        key = None
+        if source is not None:
+            key = (fp or fingerprint(source, self.problem.language)).key
+            self.search.describe(result, source, island)
         return Program.from_result(
             result,
             self.problem,
@@ -486,7 +533,27 @@ class Controller:
             edit_kind=edit_kind,
             inspiration_ids=[p.id for p in inspirations],
             model=model,
+            ast_key=key,
+            prompt_variant=prompt_variant,
+            edit_match=edit_match,
         )
+
+    def _reject(
+        self,
+        verdict: Verdict,
+        source: str,
+        kind: str,
+        fp: Fingerprint,
+        common: dict[str, Any],
+        completion: models.Completion,
+        spec: ModelSpec,
+        tick: float,
+    ) -> None:
+        """Store a child the novelty filter rejected: status duplicate, not evaluated (no
+        island hears of it: it says nothing about the island's progress)."""
+        result = self.search.rejected(verdict)
+        program = self._program(source=source, result=result, edit_kind=kind, fp=fp, **common)
+        self._commit(program, completion, spec, common["parent"].score, tick, 0.0)
 
     # --- commits -----------------------------------------------------------------------------
 
@@ -514,6 +581,7 @@ class Controller:
             outcome = self.islands.record(program) if evaluated else Outcome()
             self._record_call(program.seq, completion, program.id)
             self._account(program, evaluated=count)
+        self.search.record(program, parent_score)
         self.pool.record_success(
             spec,
             improved=improved(program.score, parent_score),
@@ -556,9 +624,14 @@ class Controller:
         (inside the transaction)."""
         record_answer(self.archive, self.run.id, seq, completion, pid)
         self.snapshot.retries += len(completion.attempts)
+        self._charge(completion)
+
+    def _charge(self, completion: models.Completion) -> None:
+        """Add a call's tokens and known cost to the run (unknown cost adds nothing rather
+        than zero: the call is counted as unpriced)."""
         tokens_in, tokens_out = completion.prompt_tokens or 0, completion.completion_tokens or 0
         bumps: dict[str, float] = {"tokens_in": tokens_in, "tokens_out": tokens_out}
-        if completion.cost_usd is not None:  # unknown cost adds nothing rather than zero
+        if completion.cost_usd is not None:
             bumps["cost_usd"] = completion.cost_usd
             self.snapshot.cost_usd += completion.cost_usd
         else:
@@ -566,6 +639,15 @@ class Controller:
         self.archive.bump_run(self.run.id, **bumps)
         self.snapshot.tokens_in += tokens_in
         self.snapshot.tokens_out += tokens_out
+
+    async def _ask(self, question: Question) -> Answer:
+        """Ask a model a question beside the candidates (a prompt variant's rewrite): its
+        tokens and cost count against the run's budgets like any call's. It is not stored
+        as a call of a candidate, so the model ensemble's bandit does not count it."""
+        answer = await self.proposer.ask(question)
+        if answer.completion is not None:
+            self._charge(answer.completion)
+        return answer
 
     def _take_trial(self) -> bool:
         """Reserve one evaluation of the budget for a knob-tuning trial, if there is room."""

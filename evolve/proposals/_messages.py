@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from evoforge.evolve._edits import AppliedEdit
     from evoforge.evolve.models import ModelSpec, RetryPolicy
     from evoforge.evolve.prompts import PromptConfig, PromptContext
+    from evoforge.islands import Fingerprint
     from evoforge.problems import Problem
 
 
@@ -139,6 +140,8 @@ class Proposal:
         syntax_error: where the child does not parse.
         prompt_cpu_s: CPU seconds building the prompt took.
         edit_cpu_s: CPU seconds applying the answer and checking the child's syntax took.
+        fingerprint: the child's equivalence key and shingles (for the novelty filter and
+            the built-in descriptors), made here so the controller's loop need not.
     """
 
     seq: int
@@ -149,6 +152,7 @@ class Proposal:
     syntax_error: str | None = None
     prompt_cpu_s: float = 0.0
     edit_cpu_s: float = 0.0
+    fingerprint: Fingerprint | None = None
 
 
 def without_answers(context: PromptContext) -> PromptContext:

@@ -24,6 +24,7 @@ from evoforge.evolve.proposals._messages import (
     ProposalSetup,
     Question,
 )
+from evoforge.islands import fingerprint
 
 EMPTY_ANSWER = "the model's answer was empty: there is no edit to apply"
 
@@ -78,6 +79,7 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
         completion,
         child=child,
         syntax_error=syntax,
+        fingerprint=fingerprint(child.source, setup.problem.language),
         prompt_cpu_s=prompt_cpu,
         edit_cpu_s=time.thread_time() - tick,
     )
