@@ -14,7 +14,6 @@ from evoforge.evolve._config import (
     load_config_file,
 )
 from evoforge.evolve._controller import Controller, Progress, SeedError, SessionReport, Snapshot
-from evoforge.evolve._edits import AppliedEdit, EditError, apply_edit
 from evoforge.evolve._progress import LiveProgress
 from evoforge.evolve._resolve import Resolved, resolve
 from evoforge.evolve._search import SearchConfig
@@ -26,6 +25,7 @@ from evoforge.evolve._session import (
     start_run,
 )
 from evoforge.evolve._syntax import check_syntax
+from evoforge.evolve.edits import AppliedEdit, EditError, apply_edit
 from evoforge.evolve.models import Completion, ModelError, complete
 from evoforge.evolve.prompts import build_messages
 
