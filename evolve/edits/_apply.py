@@ -101,6 +101,7 @@ def _apply_diff(
     parent: str, blocks: list[EditBlock], tolerant: bool, fuzzy_threshold: float
 ) -> tuple[str, MatchKind]:
     text = parent
+    regions = find_blocks(parent, origin="parent program")
     loosest = 0
     budget = FuzzyBudget()
     for block in blocks:
@@ -115,18 +116,30 @@ def _apply_diff(
                 f"block {block.number}: its REPLACE text contains an EVOLVE-BLOCK marker; the "
                 "marker lines are fixed: change only the code between them"
             )
-        try:
-            regions = find_blocks(text, origin="program")
-        except BlockError as exc:  # cannot happen: REPLACE never holds a marker
-            raise EditError(f"block {block.number}: {exc}") from exc
         program = ProgramLines(text, regions)
         found, kind = locate(
             program, block, tolerant=tolerant, fuzzy_threshold=fuzzy_threshold, budget=budget
         )
         start, end = program.span(found.first, found.count)
         text = text[:start] + found.replacement + text[end:]
+        regions = _moved(regions, start, end, len(found.replacement))
         loosest = max(loosest, MATCH_KINDS.index(kind))
     return text, MATCH_KINDS[loosest]
+
+
+def _moved(regions: list[Block], start: int, end: int, size: int) -> list[Block]:
+    """The regions once ``[start, end)``, inside one of them, became ``size`` characters.
+
+    The REPLACE text holds no marker, so the regions are those of the text before, the one
+    edited grown or shrunk and the later ones shifted: no need to scan the program again.
+    """
+    delta = size - (end - start)
+    return [
+        region
+        if region.end < start
+        else Block(region.start + (delta if region.start > start else 0), region.end + delta)
+        for region in regions
+    ]
 
 
 # --- rewrites ------------------------------------------------------------------------------

@@ -13,15 +13,18 @@ The best span is used only when
   editing the wrong copy would be a silent corruption, whereas a refusal costs one attempt.
 
 A span never leaves its region, so a marker line and frozen code are never touched. Aider's
-edit-block coder has the same idea and keeps it switched off because a best-only choice picks
-wrong spans; the uniqueness margin and the region restriction are what make it safe here.
+edit-block coder has a closest-span matcher too but leaves it switched off, and it takes the
+best span however close the runner-up; the uniqueness margin and the region restriction are
+what make the rule safe to use here.
 
 Cost is bounded, whatever the answer: every window's ``quick_ratio`` (an upper bound of its
 ratio) is computed at once with array operations, and only windows that could reach the
-threshold are compared with ``ratio``; SEARCH texts over :data:`MAX_LINES` lines or
-:data:`MAX_CHARS` characters are not matched approximately; and one answer may spend at most
-:data:`WINDOW_BUDGET` windows and :data:`CHAR_BUDGET` compared characters over all its blocks,
-after which a block that needs this rule is refused with an actionable error.
+threshold are compared with ``ratio``, at most :data:`MAX_COMPARED` per window length and
+block (more is refused: the SEARCH text resembles too many places); SEARCH texts over
+:data:`MAX_LINES` lines or :data:`MAX_CHARS` characters are not matched approximately; and one
+answer may spend at most :data:`LINE_BUDGET` scanned lines and :data:`CHAR_BUDGET` compared
+characters over all its blocks, after which a block that needs this rule is refused with an
+actionable error.
 """
 
 from __future__ import annotations
@@ -41,17 +44,22 @@ MAX_LINES = 80
 """Longest SEARCH text (lines) matched approximately; longer ones are copied, not typed."""
 MAX_CHARS = 4_000
 """Longest SEARCH text (stripped characters) matched approximately."""
-WINDOW_BUDGET = 3_000_000
-"""Windows one answer may bound (array operations), over all its blocks."""
-CHAR_BUDGET = 400_000
-"""Characters one answer may compare with ``ratio``, over all its blocks."""
+MAX_COMPARED = 40
+"""Most windows of one length compared with ``ratio`` for one block; a SEARCH text that could
+be as close to more places than this is refused (real code gives a handful, see tests)."""
+LINE_BUDGET = 30_000
+"""Region lines one answer may scan approximately, over all its blocks (6 scans of a
+5,000-line region, 100 of a 300-line one)."""
+CHAR_BUDGET = 60_000
+"""Characters one answer may compare with ``ratio``, over all its blocks (a few dozen blocks
+of real code; ``ratio`` costs about 5 µs a character)."""
 
 
 @dataclass
 class FuzzyBudget:
     """What one answer has left of the approximate-matching budget (shared by its blocks)."""
 
-    windows: int = WINDOW_BUDGET
+    lines: int = LINE_BUDGET
     chars: int = CHAR_BUDGET
 
 
@@ -118,15 +126,18 @@ def _scan(
     spans: list[_Span] = []
     for first_line, stop in program.editable_runs():
         lines = stripped[first_line:stop]
-        budget.windows -= 3 * len(lines)
-        if budget.windows < 0:
+        budget.lines -= len(lines)
+        if budget.lines < 0:
             raise _exhausted(block)
         bounds = _QuickBounds(lines, needle)
         for count in (length, length - 1, length + 1):
             if count < 1 or count > len(lines):
                 continue
             sizes, bound = bounds.of(count)
-            for i in np.flatnonzero(bound >= cut).tolist():
+            close = np.flatnonzero(bound >= cut).tolist()
+            if len(close) > MAX_COMPARED:
+                raise _lookalikes(program, block, first_line, close)
+            for i in close:
                 budget.chars -= int(sizes[i]) + len(needle)
                 if budget.chars < 0:
                     raise _exhausted(block)
@@ -154,10 +165,12 @@ class _QuickBounds:
         lengths = np.array([len(line) for line in lines], dtype=np.int64)
         self.size_prefix = np.concatenate(([0], np.cumsum(lengths)))
         codes = np.frombuffer("".join(lines).encode("utf-32-le"), dtype=np.uint32)
-        known = np.array([ord(c) for c in self.alphabet], dtype=np.uint32)
+        known = [ord(c) for c in self.alphabet]
         k = len(known)
-        index = np.minimum(np.searchsorted(known, codes), max(k - 1, 0))
-        hit = known[index] == codes if k else np.zeros(len(codes), dtype=bool)
+        table = np.full(max([*known, int(codes.max(initial=0))]) + 1, -1, dtype=np.int64)
+        table[known] = np.arange(k)
+        index = table[codes]  # each character's place in the alphabet, -1 when absent
+        hit = index >= 0
         owner = np.repeat(np.arange(len(lines)), lengths)
         counts = np.bincount(owner[hit] * k + index[hit], minlength=len(lines) * k)
         per_line = counts.reshape(len(lines), k)
@@ -172,6 +185,17 @@ class _QuickBounds:
         total = sizes + self.needle_size
         bound = np.where(total > 0, 2.0 * common / np.maximum(total, 1), 0.0)
         return sizes, bound
+
+
+def _lookalikes(
+    program: ProgramLines, block: EditBlock, first_line: int, close: list[int]
+) -> EditError:
+    some = ", ".join(f"{first_line + i + 1}" for i in close[:4])
+    return EditError(
+        f"block {block.number}: its SEARCH text was not found exactly, and it resembles too "
+        f"many places to be matched approximately (spans starting on lines {some}, ...); copy "
+        "the lines exactly, with their indentation"
+    )
 
 
 def _exhausted(block: EditBlock) -> EditError:

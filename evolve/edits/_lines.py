@@ -8,6 +8,8 @@ edited: only when it lies wholly inside one region (so never on a marker line).
 from __future__ import annotations
 
 import bisect
+import itertools
+import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -31,10 +33,8 @@ class ProgramLines:
         self.text = text
         self.regions = regions
         self.raw = text.split("\n")
-        self.starts = [0]
-        for line in self.raw[:-1]:
-            self.starts.append(self.starts[-1] + len(line) + 1)
-        self._normalised: dict[object, tuple[str, list[int]]] = {}
+        self.starts = _starts(self.raw)
+        self._normalised: dict[object, str] = {}
 
     def span(self, first: int, count: int) -> tuple[int, int]:
         """Offsets of ``count`` whole lines from ``first``, including the final newline."""
@@ -55,9 +55,8 @@ class ProgramLines:
         runs = []
         for region in self.regions:
             first = bisect.bisect_left(self.starts, region.start)
-            stop = first
-            while stop < len(self.raw) and self.inside(stop, 1):
-                stop += 1
+            # line i ends (newline included) at starts[i + 1]: inside while that is <= end
+            stop = bisect.bisect_right(self.starts, region.end) - 1
             if stop > first:
                 runs.append((first, stop))
         return runs
@@ -71,19 +70,19 @@ class ProgramLines:
         ``str.find`` loop: linear in the program, whatever the answer holds.
         """
         if key not in self._normalised:
-            lines = [normalise(line) for line in self.raw]
-            starts = [0]
-            for line in lines[:-1]:
-                starts.append(starts[-1] + len(line) + 1)
-            self._normalised[key] = ("\n".join(lines), starts)
-        joined, starts = self._normalised[key]
+            self._normalised[key] = "\n".join(map(normalise, self.raw))
+        joined = self._normalised[key]
         text = "\n".join(needle)
         pos = joined.find(text)
+        line, counted = 0, 0
         while pos >= 0:
-            i = bisect.bisect_left(starts, pos)
             end = pos + len(text)
-            if i < len(starts) and starts[i] == pos and (end == len(joined) or joined[end] == "\n"):
-                yield i
+            if (pos == 0 or joined[pos - 1] == "\n") and (
+                end == len(joined) or joined[end] == "\n"
+            ):
+                line += joined.count("\n", counted, pos)
+                counted = pos
+                yield line
             pos = joined.find(text, pos + 1)
 
     def where(self, first: int, count: int) -> str:
@@ -98,3 +97,9 @@ class ProgramLines:
             last = max(first, self.line_of(max(region.start, region.end - 1)))
             spans.append(f"{first}-{last}" if last > first else f"{first}")
         return "lines " + ", ".join(spans)
+
+
+def _starts(lines: list[str]) -> list[int]:
+    """Offset of each line in the lines joined with newlines (C-level loops only)."""
+    sizes = map(operator.add, map(len, lines[:-1]), itertools.repeat(1))
+    return [0, *itertools.accumulate(sizes)]
