@@ -14,7 +14,6 @@ from evoforge.evolve._config import (
     load_config_file,
 )
 from evoforge.evolve._controller import Controller, SeedError
-from evoforge.evolve._edits import AppliedEdit, EditError, apply_edit
 from evoforge.evolve._progress import LiveProgress
 from evoforge.evolve._resolve import Resolved, resolve
 from evoforge.evolve._search import SearchConfig
@@ -27,6 +26,7 @@ from evoforge.evolve._session import (
 )
 from evoforge.evolve._snapshot import Progress, SessionReport, Snapshot
 from evoforge.evolve._syntax import check_syntax
+from evoforge.evolve.edits import AppliedEdit, EditError, apply_edit
 from evoforge.evolve.models import Completion, ModelError, complete
 from evoforge.evolve.prompts import build_messages
 

@@ -403,6 +403,7 @@ class Controller:
             return
         # A diff-mode answer may come back as a whole program: record what it really was.
         kind = applied.kind if mode in (Mode.DIFF, Mode.REWRITE) else str(mode)
+        common["edit_match"] = applied.match  # the rule that located its SEARCH texts
         child_id = program_id(applied.source)
         if child_id in self._in_flight or self.archive.has_program(self.run.id, child_id):
             self._commit_duplicate(seq, completion, spec)
@@ -742,6 +743,8 @@ def make_proposer(problem: Problem, config: RunConfig) -> Proposer:
         temperature=config.temperature,
         max_tokens=config.max_tokens,
         retry=config.retry,
+        edit_matching=config.search.edit_matching,
+        fuzzy_threshold=config.search.fuzzy_threshold,
         models=tuple(dict.fromkeys(s.model for s in config.ensemble_specs)),
     )
     local = in_process_providers(setup.models)

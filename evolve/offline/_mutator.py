@@ -1,7 +1,7 @@
 """The offline mutation model: a tree-sitter search over a program's EVOLVE-BLOCK regions.
 
 :func:`mutate` answers exactly as an LLM would: one short line of prose, then one to three
-SEARCH/REPLACE blocks that :func:`evoforge.evolve._edits.apply_edit` applies without fuzz. It is a
+SEARCH/REPLACE blocks that :func:`evoforge.evolve.edits.apply_edit` applies without fuzz. It is a
 pure function of its arguments (and the state of ``rng``), so runs are reproducible.
 
 Operators and default weights (:data:`DEFAULT_WEIGHTS`): constant perturbation dominates,
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evoforge.evolve._edits import is_format_line
+from evoforge.evolve.edits import is_format_line
 from evoforge.evolve.offline._crossover import crossover_candidates
 from evoforge.evolve.offline._tree import (
     COMPARISONS,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from evoforge.evolve._edits import fenced_blocks
+from evoforge.evolve.edits import fenced_blocks
 from evoforge.evolve.prompts import CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING
 
 

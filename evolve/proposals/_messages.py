@@ -23,7 +23,7 @@ from evoforge.evolve.models import Attempt, Completion, ModelError
 
 if TYPE_CHECKING:
     from evoforge.archive import Program
-    from evoforge.evolve._edits import AppliedEdit
+    from evoforge.evolve.edits import AppliedEdit
     from evoforge.evolve.models import ModelSpec, RetryPolicy
     from evoforge.evolve.prompts import PromptConfig, PromptContext
     from evoforge.islands import Fingerprint
@@ -40,6 +40,9 @@ class ProposalSetup:
         temperature, max_tokens: the run's sampling settings (a model's own win).
         retry: retries of one model call.
         models: model strings to set up before the first request (imports litellm).
+        edit_matching: ``"tolerant"`` or ``"exact"``: how answers' SEARCH texts are located
+            (``[search] edit_matching``; see :func:`evoforge.evolve.edits.apply_edit`).
+        fuzzy_threshold: least similarity for the fuzzy rule (``[search] fuzzy_threshold``).
     """
 
     problem: Problem
@@ -48,6 +51,14 @@ class ProposalSetup:
     max_tokens: int
     retry: RetryPolicy
     models: tuple[str, ...]
+    edit_matching: str = "tolerant"
+    fuzzy_threshold: float = 0.9
+
+    def __post_init__(self) -> None:
+        if self.edit_matching not in ("tolerant", "exact"):
+            raise ValueError(
+                f"edit_matching must be 'tolerant' or 'exact', got {self.edit_matching!r}"
+            )
 
 
 @dataclass(frozen=True)

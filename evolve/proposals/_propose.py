@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from evoforge.evolve._edits import EditError, apply_edit
 from evoforge.evolve._syntax import check_syntax
+from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.models import Attempt, Completion, ModelError, complete
 from evoforge.evolve.prompts import build_messages
 from evoforge.evolve.proposals._messages import (
@@ -63,7 +63,12 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
     try:
         if not completion.text.strip():
             raise EditError(EMPTY_ANSWER)
-        child = apply_edit(parent.source or "", completion.text)
+        child = apply_edit(
+            parent.source or "",
+            completion.text,
+            tolerant=setup.edit_matching == "tolerant",
+            fuzzy_threshold=setup.fuzzy_threshold,
+        )
     except EditError as exc:
         return Proposal(
             request.seq,

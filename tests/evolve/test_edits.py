@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from evoforge.evolve._edits import MAX_BLOCKS, AppliedEdit, EditError, apply_edit
+from evoforge.evolve.edits import MAX_BLOCKS, AppliedEdit, EditError, apply_edit
 from evoforge.problems._blocks import BlockError, frozen_parts
 
 PARENT = """\
@@ -61,7 +61,7 @@ def check_frozen(parent: str, child: str) -> None:
 
 def test_single_block_applies() -> None:
     edit = apply_edit(PARENT, block("SCALE = 2.0\n", "SCALE = 2.5\n"))
-    assert edit == AppliedEdit(PARENT.replace("SCALE = 2.0", "SCALE = 2.5"), "diff", 1)
+    assert edit == AppliedEdit(PARENT.replace("SCALE = 2.0", "SCALE = 2.5"), "diff", 1, "exact")
 
 
 def test_prose_before_between_and_after_blocks_is_ignored() -> None:
@@ -169,7 +169,7 @@ def test_rewrite_without_markers_into_indented_region_is_indented() -> None:
     [
         pytest.param("I think the program is fine.", "no SEARCH/REPLACE block", id="no-blocks"),
         pytest.param("", "no SEARCH/REPLACE block", id="empty-answer"),
-        pytest.param(block("SCALE = 3.0\n", "SCALE = 4.0\n"), "'SCALE = 3.0'", id="not-found"),
+        pytest.param(block("OFFSET = 3.0\n", "OFFSET = 4.0\n"), "'OFFSET = 3.0'", id="not-found"),
         pytest.param(
             block("def step(x):\n    y = x * 3\n", "def step(x):\n"), "not found", id="partial"
         ),

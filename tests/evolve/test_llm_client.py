@@ -13,7 +13,7 @@ import logging
 import numpy as np
 import pytest
 
-from evoforge.evolve._edits import apply_edit
+from evoforge.evolve.edits import apply_edit
 from evoforge.evolve.models import REDACTED
 from evoforge.evolve.models._client import ModelError, complete
 from evoforge.evolve.models._pool import ModelSpec

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from evoforge.evolve._edits import apply_edit
+from evoforge.evolve.edits import apply_edit
 from evoforge.evolve.prompts import CURRENT_PROGRAM_HEADING
 from tests.evolve.openai_server import Fault, OpenAIServer, parse_faults
 from tests.evolve.test_offline import PARAMETRIC

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from evoforge.evolve._edits import apply_edit
+from evoforge.evolve.edits import apply_edit
 from evoforge.evolve.prompts import CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING
 from evoforge.problems._blocks import frozen_parts
 from tests.evolve.test_offline import INSPIRATION, PARAMETRIC

@@ -12,7 +12,7 @@ import pytest
 from evoforge.archive import Archive, Program
 from evoforge.evaluators import Status
 from evoforge.evolve import ConfigError
-from evoforge.evolve._edits import apply_edit
+from evoforge.evolve.edits import apply_edit
 from evoforge.evolve.offline._mutator import mutate
 from evoforge.evolve.offline._prompt import read_prompt
 from evoforge.evolve.prompts._build import (

@@ -23,8 +23,8 @@ import pytest
 
 from evoforge.archive import Program, program_id
 from evoforge.evaluators import Status
-from evoforge.evolve._edits import EditError, apply_edit
 from evoforge.evolve._syntax import check_syntax
+from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.offline._mutator import mutate
 from evoforge.evolve.offline._prompt import read_prompt
 from evoforge.evolve.prompts._build import build_messages

@@ -1,0 +1,247 @@
+"""Apply a model's answer to the parent program: a diff block by block, or a rewrite.
+
+An answer is either a *diff* (one or more SEARCH/REPLACE blocks in the aider/AlphaEvolve
+format) or a *rewrite* (no block, but a fenced code block holding the new program). A crossover
+is not a third format: it is a diff or a rewrite whose content came from another program.
+
+Only text inside EVOLVE-BLOCK regions may change; everything here enforces it and explains
+every refusal in an :class:`EditError` that a model (or a person) can act on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from evoforge.evolve.edits._fuzzy import FuzzyBudget
+from evoforge.evolve.edits._indent import indent_of
+from evoforge.evolve.edits._lines import ProgramLines
+from evoforge.evolve.edits._match import MATCH_KINDS, MatchKind, locate, search_lines
+from evoforge.evolve.edits._parse import (
+    FORMAT_HINT,
+    EditBlock,
+    EditError,
+    fenced_blocks,
+    parse_blocks,
+)
+from evoforge.problems import END_MARKER, START_MARKER, Block, BlockError, find_blocks
+
+_PYTHON_TAGS = frozenset({"python", "py", "python3"})
+
+
+@dataclass(frozen=True)
+class AppliedEdit:
+    """The child program produced from an answer.
+
+    Attributes:
+        source: the child's full source.
+        kind: ``"diff"`` for SEARCH/REPLACE blocks, ``"rewrite"`` for a whole program.
+        n_blocks: number of SEARCH/REPLACE blocks applied (0 for a rewrite).
+        match: the loosest matching rule any block needed (``"exact"`` < ``"whitespace"`` <
+            ``"reindent"`` < ``"fuzzy"``, see :mod:`evoforge.evolve.edits`); None for a
+            rewrite. Stored as ``programs.edit_match`` so a run shows how sloppy its model is.
+    """
+
+    source: str
+    kind: Literal["diff", "rewrite"]
+    n_blocks: int
+    match: MatchKind | None = None
+
+
+def apply_edit(
+    parent: str, answer: str, *, tolerant: bool = True, fuzzy_threshold: float = 0.9
+) -> AppliedEdit:
+    """Apply a model's ``answer`` to ``parent`` and return the child.
+
+    A diff is applied block by block to the evolving text (a block sees the earlier blocks'
+    changes). Each block goes where the strongest matching rule that finds it puts it, and only
+    there: a SEARCH text found in two places inside the EVOLVE-BLOCK regions is refused, not
+    guessed (see :mod:`evoforge.evolve.edits._match` for the rules). A rewrite keeps the
+    parent's frozen parts byte for byte.
+
+    Args:
+        parent: the parent program, with its EVOLVE-BLOCK markers.
+        answer: the model's whole answer (prose, fences and blocks).
+        tolerant: also accept tab/space mix-ups, lost indentation and a close unique span
+            (``[search] edit_matching = "tolerant"``); False keeps the exact, trailing-
+            whitespace and uniform-indentation rules only (``"exact"``).
+        fuzzy_threshold: least similarity of a SEARCH text to the span it is applied to when
+            only the fuzzy rule finds it.
+
+    Raises:
+        EditError: the answer is unusable; the message names the block and the reason.
+        BlockError: ``parent`` itself has no valid EVOLVE-BLOCK regions (a problem-spec bug,
+            not a model mistake).
+        ValueError: ``fuzzy_threshold`` is not in (0, 1].
+    """
+    if not 0 < fuzzy_threshold <= 1:
+        raise ValueError(f"fuzzy_threshold must be in (0, 1], got {fuzzy_threshold!r}")
+    regions = find_blocks(parent, origin="parent program")
+    lines = answer.split("\n")
+    blocks = parse_blocks(lines)
+    match: MatchKind | None = None
+    if blocks:
+        source, match = _apply_diff(parent, blocks, tolerant, fuzzy_threshold)
+        kind: Literal["diff", "rewrite"] = "diff"
+    else:
+        source = _apply_rewrite(parent, regions, lines)
+        kind = "rewrite"
+    if source == parent:
+        raise EditError(
+            "the edit changes nothing: the result is identical to the current program; "
+            "propose a change to the code between the EVOLVE-BLOCK markers"
+        )
+    return AppliedEdit(source=source, kind=kind, n_blocks=len(blocks), match=match)
+
+
+# --- diffs ---------------------------------------------------------------------------------
+
+
+def _apply_diff(
+    parent: str, blocks: list[EditBlock], tolerant: bool, fuzzy_threshold: float
+) -> tuple[str, MatchKind]:
+    text = parent
+    regions = find_blocks(parent, origin="parent program")
+    loosest = 0
+    budget = FuzzyBudget()
+    for block in blocks:
+        if not block.search.strip():
+            raise EditError(
+                f"block {block.number}: its SEARCH section is empty; copy the lines to change "
+                "from the current program into it (to insert code, SEARCH for the line before "
+                "the insertion point and repeat that line in REPLACE)"
+            )
+        if START_MARKER in block.replace or END_MARKER in block.replace:
+            raise EditError(
+                f"block {block.number}: its REPLACE text contains an EVOLVE-BLOCK marker; the "
+                "marker lines are fixed: change only the code between them"
+            )
+        program = ProgramLines(text, regions)
+        found, kind = locate(
+            program, block, tolerant=tolerant, fuzzy_threshold=fuzzy_threshold, budget=budget
+        )
+        start, end = program.span(found.first, found.count)
+        text = text[:start] + found.replacement + text[end:]
+        regions = _moved(regions, start, end, len(found.replacement))
+        loosest = max(loosest, MATCH_KINDS.index(kind))
+    return text, MATCH_KINDS[loosest]
+
+
+def _moved(regions: list[Block], start: int, end: int, size: int) -> list[Block]:
+    """The regions once ``[start, end)``, inside one of them, became ``size`` characters.
+
+    The REPLACE text holds no marker, so the regions are those of the text before, the one
+    edited grown or shrunk and the later ones shifted: no need to scan the program again.
+    """
+    delta = size - (end - start)
+    return [
+        region
+        if region.end < start
+        else Block(region.start + (delta if region.start > start else 0), region.end + delta)
+        for region in regions
+    ]
+
+
+# --- rewrites ------------------------------------------------------------------------------
+
+
+def _rewrite_code(lines: list[str]) -> str:
+    fences = fenced_blocks(lines)
+    if not fences:
+        raise EditError(
+            f"the answer has no SEARCH/REPLACE block and no fenced code block. {FORMAT_HINT}"
+        )
+    python = [fence for fence in fences if fence.tag in _PYTHON_TAGS]
+    return (python or fences)[-1].content
+
+
+def _apply_rewrite(parent: str, regions: list[Block], lines: list[str]) -> str:
+    code = _rewrite_code(lines)
+    if not code.strip():
+        raise EditError("the rewrite's code block is empty; put the whole new program in it")
+    if START_MARKER in code or END_MARKER in code:
+        return _splice_marked(parent, regions, code)
+    if len(regions) != 1:
+        raise EditError(
+            f"the rewrite has no EVOLVE-BLOCK markers but the current program has "
+            f"{len(regions)} regions; rewrite the whole program, keeping every marker line and "
+            "the code outside the regions unchanged"
+        )
+    region = regions[0]
+    return (
+        parent[: region.start]
+        + _fit_indent(parent[region.start : region.end], code)
+        + (parent[region.end :])
+    )
+
+
+def _fit_indent(old: str, new: str) -> str:
+    """Indent ``new`` like ``old`` when the region sits in an indented body and new is flush."""
+
+    def common(text: str) -> str | None:
+        indents = [indent_of(line) for line in text.split("\n") if line.strip()]
+        return min(indents, key=len) if indents else None
+
+    old_indent, new_indent = common(old), common(new)
+    if old_indent and new_indent == "":
+        new = "".join(
+            (old_indent + line if line.strip() else line) + "\n" for line in search_lines(new)
+        )
+    return new
+
+
+def _splice_marked(parent: str, regions: list[Block], code: str) -> str:
+    """Take the rewrite's region contents; its frozen parts must match the parent's."""
+    try:
+        new_regions = find_blocks(code, origin="the rewritten program")
+    except BlockError as exc:
+        raise EditError(f"{exc}; keep the EVOLVE-BLOCK marker lines exactly as they are") from exc
+    if len(new_regions) != len(regions):
+        raise EditError(
+            f"the rewritten program has {len(new_regions)} EVOLVE-BLOCK regions but the current "
+            f"program has {len(regions)}; keep every marker line"
+        )
+    old_frozen = _frozen_lines(parent, regions)
+    new_frozen = _frozen_lines(code, new_regions)
+    for (old_no, old_line), (new_no, new_line) in zip(old_frozen, new_frozen, strict=False):
+        if old_line != new_line:
+            raise EditError(
+                f"the rewrite changes frozen code: its line {new_no} is {new_line[:120]!r} "
+                f"where the current program's line {old_no} is {old_line[:120]!r}; only code "
+                "between the EVOLVE-BLOCK markers may change"
+            )
+    if len(old_frozen) != len(new_frozen):
+        longer = old_frozen if len(old_frozen) > len(new_frozen) else new_frozen
+        no, line = longer[min(len(old_frozen), len(new_frozen))]
+        which = "current program" if longer is old_frozen else "rewrite"
+        raise EditError(
+            f"the rewrite changes frozen code: line {no} of the {which} ({line[:120]!r}) has no "
+            "counterpart; only code between the EVOLVE-BLOCK markers may change"
+        )
+    pieces, prev = [], 0
+    for old, new in zip(regions, new_regions, strict=True):
+        pieces.append(parent[prev : old.start])
+        pieces.append(code[new.start : new.end])
+        prev = old.end
+    pieces.append(parent[prev:])
+    return "".join(pieces)
+
+
+def _frozen_lines(text: str, regions: list[Block]) -> list[tuple[int, str]]:
+    """Frozen lines as ``(line number, text without trailing whitespace)``.
+
+    A final empty line (the text ends with a newline) is not a line of its own, so a program
+    whose last line lacks its newline compares equal to one that has it.
+    """
+    raw = text.split("\n")
+    if raw[-1] == "":
+        raw.pop()
+    out: list[tuple[int, str]] = []
+    offset, r = 0, 0
+    for number, line in enumerate(raw, start=1):
+        while r < len(regions) and regions[r].end <= offset:
+            r += 1
+        if not (r < len(regions) and regions[r].start <= offset < regions[r].end):
+            out.append((number, line.rstrip()))
+        offset += len(line) + 1
+    return out

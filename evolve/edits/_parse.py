@@ -1,0 +1,176 @@
+"""Reading a model's answer: SEARCH/REPLACE blocks, Markdown fences, and their format errors.
+
+Everything is line-based and linear in the size of the answer: no regular expressions, so a
+hostile answer cannot trigger catastrophic backtracking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_BLOCKS = 64
+"""Most SEARCH/REPLACE blocks accepted in one answer."""
+
+_SEARCH, _REPLACE = "SEARCH", "REPLACE"
+
+FORMAT_HINT = (
+    "A valid answer has one or more blocks like\n"
+    "<<<<<<< SEARCH\n"
+    "lines copied exactly from the current program\n"
+    "=======\n"
+    "the lines that replace them\n"
+    ">>>>>>> REPLACE\n"
+    "or the whole new program in one ```python fenced block."
+)
+
+
+class EditError(ValueError):
+    """A model's answer cannot be applied; the message says why and what a valid one is."""
+
+
+@dataclass(frozen=True)
+class EditBlock:
+    """One SEARCH/REPLACE block; both texts end with a newline unless empty."""
+
+    number: int  # 1-based, in answer order
+    search: str
+    replace: str
+
+
+@dataclass(frozen=True)
+class Fence:
+    """A fenced code block of a Markdown text: its info-string tag and its content."""
+
+    tag: str
+    content: str
+    line: int  # 0-based index of the opening fence line
+
+
+def _marker(line: str, char: str, word: str) -> bool:
+    """``<<<<<<< SEARCH`` / ``>>>>>>> REPLACE`` (5-9 marker characters, any spacing)."""
+    text = line.strip()
+    n = len(text) - len(text.lstrip(char))
+    return 5 <= n <= 9 and text[n:].strip() == word
+
+
+def _divider(line: str) -> bool:
+    text = line.strip()
+    return 5 <= len(text) <= 9 and text == "=" * len(text)
+
+
+def is_format_line(line: str) -> bool:
+    """Whether the answer parser would read ``line`` as a SEARCH, divider or REPLACE line."""
+    return _marker(line, "<", _SEARCH) or _divider(line) or _marker(line, ">", _REPLACE)
+
+
+def _fence_line(line: str, *, opening: bool) -> bool:
+    """A Markdown fence line: ```` ``` ```` or ``~~~``, with a one-word tag when ``opening``."""
+    text = line.strip()
+    char = text[:1]
+    if char not in ("`", "~") or not text.startswith(char * 3):
+        return False
+    rest = text.lstrip(char)
+    if not rest:
+        return True
+    return opening and " " not in rest and "`" not in rest
+
+
+def _section(lines: list[str]) -> str:
+    """Join a block section's lines without the fence lines a model put at its edges.
+
+    Models open a ```` ```python ```` fence right after ``<<<<<<< SEARCH`` or after
+    ``=======``, and close it right before ``=======`` or ``>>>>>>> REPLACE``; either edge is
+    dropped on its own. A program line that is itself a fence line at a section's edge (a
+    Markdown text in a string) cannot be searched for at that edge: the one cost of this rule.
+    """
+    if lines and _fence_line(lines[0], opening=True):
+        lines = lines[1:]
+    if lines and _fence_line(lines[-1], opening=False):
+        lines = lines[:-1]
+    return "".join(line + "\n" for line in lines)
+
+
+def parse_blocks(lines: list[str]) -> list[EditBlock]:
+    """The SEARCH/REPLACE blocks of an answer; prose and fences around them are ignored.
+
+    Raises:
+        EditError: a block is malformed (no divider, never closed, a stray REPLACE marker) or
+            there are more than :data:`MAX_BLOCKS`.
+    """
+    blocks: list[EditBlock] = []
+    state = "prose"
+    search: list[str] = []
+    replace: list[str] = []
+    opened = 0
+    for lineno, line in enumerate(lines, start=1):
+        is_search = "<" in line and _marker(line, "<", _SEARCH)
+        is_replace = ">" in line and _marker(line, ">", _REPLACE)
+        number = len(blocks) + 1
+        if state == "prose":
+            if is_search:
+                if number > MAX_BLOCKS:
+                    raise EditError(
+                        f"the answer has more than {MAX_BLOCKS} SEARCH/REPLACE blocks; propose "
+                        f"a focused change with at most {MAX_BLOCKS} blocks, or answer with the "
+                        "whole program in one ```python fenced block"
+                    )
+                state, search, replace, opened = "search", [], [], lineno
+            elif is_replace:
+                raise EditError(
+                    f"answer line {lineno}: '>>>>>>> REPLACE' without a '<<<<<<< SEARCH' "
+                    f"before it. {FORMAT_HINT}"
+                )
+        elif state == "search":
+            if "=" in line and _divider(line):
+                state = "replace"
+            elif is_search or is_replace:
+                raise EditError(
+                    f"block {number} (answer line {opened}): its SEARCH section has no "
+                    f"'=======' line before answer line {lineno}. {FORMAT_HINT}"
+                )
+            else:
+                search.append(line)
+        else:  # replace
+            if is_replace:
+                blocks.append(EditBlock(number, _section(search), _section(replace)))
+                state = "prose"
+            elif is_search:
+                raise EditError(
+                    f"block {number} (answer line {opened}): it is not closed with "
+                    f"'>>>>>>> REPLACE' before the next SEARCH on answer line {lineno}. "
+                    f"{FORMAT_HINT}"
+                )
+            else:
+                replace.append(line)
+    if state != "prose":
+        raise EditError(
+            f"block {len(blocks) + 1} (answer line {opened}): it is never closed with "
+            f"'>>>>>>> REPLACE' (was the answer cut off?). {FORMAT_HINT}"
+        )
+    return blocks
+
+
+def fenced_blocks(lines: list[str]) -> list[Fence]:
+    """Fenced code blocks (``` or ~~~, CommonMark closing rule) in order; unclosed ones dropped."""
+    fences: list[Fence] = []
+    i, n = 0, len(lines)
+    while i < n:
+        text = lines[i].strip()
+        char = text[:1]
+        if char in ("`", "~") and text.startswith(char * 3):
+            width = len(text) - len(text.lstrip(char))
+            tag = text[width:].strip().split(" ", 1)[0].lower() if text[width:].strip() else ""
+            if char == "`" and "`" in text[width:]:
+                i += 1  # an inline code span, not a fence
+                continue
+            for j in range(i + 1, n):
+                close = lines[j].strip()
+                if close.startswith(char * width) and close == char * len(close):
+                    body = "".join(line + "\n" for line in lines[i + 1 : j])
+                    fences.append(Fence(tag=tag, content=body, line=i))
+                    i = j
+                    break
+            else:
+                return fences  # unclosed: the rest is not a code block we can trust
+        i += 1
+    return fences
