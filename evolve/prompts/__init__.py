@@ -3,7 +3,8 @@
 :func:`gather_context` collects what a prompt is built from (the parent and its feedback, a
 second parent, the run's best, recent failures of the lineage); :class:`OptimizationMemory`
 digests the run's history; :func:`choose_mode` and :func:`pick_repair` pick the edit mode;
-:func:`build_messages` renders the chat messages from templates a problem may override.
+:func:`build_messages` renders the chat messages from templates a problem may override, within
+``max_chars`` or a tighter :class:`PromptLimit`.
 """
 
 from evoforge.evolve.prompts._build import (
@@ -13,6 +14,7 @@ from evoforge.evolve.prompts._build import (
     SECOND_PARENT_HEADING,
     TEMPLATE_NAMES,
     PromptConfig,
+    PromptLimit,
     PromptTemplateError,
     build_messages,
     load_templates,
@@ -46,6 +48,7 @@ __all__ = [
     "SECOND_PARENT_HEADING",
     "TEMPLATE_NAMES",
     "PromptConfig",
+    "PromptLimit",
     "PromptTemplateError",
     "build_messages",
     "load_templates",

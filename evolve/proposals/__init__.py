@@ -4,7 +4,8 @@ The controller keeps selection, the archive and the islands; for each candidate 
 :class:`ProposalRequest` (the prompt context it read, the model, the candidate's seeds) to a
 pool of worker processes (:class:`ProposalPool`, ``--proposal-workers``) and gets a
 :class:`Proposal` back (the answer and the child, or why there is none). litellm's per-call CPU
-(milliseconds) then runs on other cores, not on the loop that commits results. See
+(milliseconds) then runs on other cores, not on the loop that commits results. A prompt is kept
+within the model's context window where one is known (:class:`ContextWindow`). See
 :mod:`evoforge.evolve.proposals._worker` for the protocol and how a worker stops cleanly.
 """
 
@@ -26,6 +27,16 @@ from evoforge.evolve.proposals._pool import (
     in_process_providers,
 )
 from evoforge.evolve.proposals._propose import EMPTY_ANSWER, propose
+from evoforge.evolve.proposals._window import (
+    CHARS_PER_TOKEN,
+    ContextWindow,
+    PromptTooLarge,
+    context_window,
+    count_tokens,
+    fit_messages,
+    litellm_window,
+    margin_tokens,
+)
 from evoforge.evolve.proposals._worker import WorkerStats
 
 __all__ = [
@@ -38,6 +49,15 @@ __all__ = [
     # making one
     "EMPTY_ANSWER",
     "propose",
+    # the model's context window
+    "CHARS_PER_TOKEN",
+    "ContextWindow",
+    "PromptTooLarge",
+    "context_window",
+    "count_tokens",
+    "fit_messages",
+    "litellm_window",
+    "margin_tokens",
     # where they are made
     "MAX_RESTARTS",
     "LocalProposer",
