@@ -85,7 +85,7 @@ class ContextWindow:
 def margin_tokens(window: int) -> int:
     """Tokens of the window kept free besides the answer's: the server's chat template (a few
     tokens a message) and the difference between tiktoken's count and the model's tokenizer."""
-    return max(64, window // 16)
+    return max(64, window // 32)
 
 
 async def context_window(spec: ModelSpec, prompts: PromptConfig) -> ContextWindow | None:
