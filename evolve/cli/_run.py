@@ -44,6 +44,12 @@ def _spending_options(func):
 @click.option("--temperature", type=float, help="Sampling temperature (default 0.7).")
 @click.option("--max-tokens", type=int, help="Longest answer, in tokens (default 4096).")
 @click.option(
+    "--max-context",
+    type=int,
+    help="The models' context window, in tokens (a local server's): prompts are trimmed to "
+    "leave --max-tokens of it for the answer ([prompts] max_context).",
+)
+@click.option(
     "--ensemble",
     type=click.Choice(POLICIES),
     help="How each call picks its model: by weight, or UCB1 on improvement per unit cost.",
@@ -108,6 +114,7 @@ def run(
     api_base,
     target,
     seed_file,
+    max_context,
     **flags,
 ):
     """Start an evolution run on PROBLEM: a built-in name, a problem folder or spec file, a
@@ -135,6 +142,8 @@ def run(
         flag_data["models"] = [{"model": m, "api_base": api_base} for m in models]
     if api_base is not None:
         flag_data["api_base"] = api_base
+    if max_context is not None:
+        flag_data["prompts"] = {"max_context": max_context}
     island_flags = {"count": islands, "selection": selection}
     island_flags = {k: v for k, v in island_flags.items() if v is not None}
     if island_flags:

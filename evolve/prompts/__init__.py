@@ -3,9 +3,9 @@
 :func:`gather_context` collects what a prompt is built from (the parent and its feedback, a
 second parent, the run's best, recent failures of the lineage); :class:`OptimizationMemory`
 digests the run's history; :func:`choose_mode` and :func:`pick_repair` pick the edit mode;
-:func:`build_messages` renders the chat messages from templates a problem may override;
-:class:`PromptEvolution` evolves prompt variants beside the programs (off by default:
-``[search] prompt_evolution``).
+:func:`build_messages` renders the chat messages from templates a problem may override, within
+``max_chars`` or a tighter :class:`PromptLimit`; :class:`PromptEvolution` evolves prompt
+variants beside the programs (off by default: ``[search] prompt_evolution``).
 """
 
 from evoforge.evolve.prompts._build import (
@@ -15,6 +15,7 @@ from evoforge.evolve.prompts._build import (
     SECOND_PARENT_HEADING,
     TEMPLATE_NAMES,
     PromptConfig,
+    PromptLimit,
     PromptTemplateError,
     build_messages,
     load_templates,
@@ -56,6 +57,7 @@ __all__ = [
     "SECOND_PARENT_HEADING",
     "TEMPLATE_NAMES",
     "PromptConfig",
+    "PromptLimit",
     "PromptTemplateError",
     "build_messages",
     "load_templates",

@@ -11,11 +11,13 @@ The same messages go to every model, the offline one included: it reads the prog
 ``CURRENT_PROGRAM_HEADING`` and the ones after ``INSPIRATION_HEADING`` (the second parent's
 heading starts with it too), as an LLM would.
 
-Size: the whole prompt is kept within ``PromptConfig.max_chars`` by leaving out, in this order
-and only as far as needed: the memory digest, the best programs' sources (last first), the
-lineage failures (oldest first), the inspirations (last first), then the current program's
-artifacts (halved per step, down to none). The problem, the current program, the second
-parent, the task and the answer format are never cut. The prompt says what was left out.
+Size: the whole prompt is kept within ``PromptConfig.max_chars``, or a tighter
+:class:`PromptLimit` (the model's context window, see :mod:`evoforge.evolve.proposals`), by
+leaving out, in this order and only as far as needed: the memory digest, the best programs'
+sources (last first), the lineage failures (oldest first), the inspirations (last first), then
+the current program's artifacts (halved per step, down to none). The problem, the current
+program, the second parent, the task and the answer format are never cut. The prompt says what
+was left out, and which limit made it necessary.
 
 Templates: the system message, the task of each mode and the answer formats come from
 templates a problem may override (names in :data:`TEMPLATE_NAMES`):
@@ -43,6 +45,7 @@ import functools
 import json
 import string
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, ClassVar
@@ -130,6 +133,9 @@ DEFAULT_TEMPLATES: Mapping[str, str] = MappingProxyType(
 )
 """The built-in templates."""
 
+MIN_CONTEXT = 256
+"""The smallest context window (tokens) a setting may declare."""
+
 _SHORT_SOURCE = 3000  # a best program's EVOLVE-BLOCK code is shown when at most this long
 _MIN_ARTIFACT_CHARS = 100  # below this, artifacts are left out rather than cut further
 _FAILURE_ERROR_SHARE = 3  # a lineage failure's error gets artifact_chars / this
@@ -144,6 +150,10 @@ class PromptConfig(Settings):
 
     Attributes:
         max_chars: the whole prompt (system and user messages) stays within this.
+        max_context: the models' context window in tokens, for models whose spec does not say
+            (``max_context`` of a ``[[models]]`` table wins) and that litellm does not know
+            (a local server: Ollama, llama.cpp, vLLM); None: litellm's model info, if any.
+            Prompts are then kept small enough to leave the answer's ``max_tokens`` free.
         top_programs: best programs of the run listed (0: none).
         lineage_failures: recent failures of the parent's lineage shown (0: none).
         artifact_chars: longest tail of one evaluation artifact shown.
@@ -154,6 +164,7 @@ class PromptConfig(Settings):
     section: ClassVar[str] = "prompts"
 
     max_chars: Annotated[int, Field(ge=2000)] = 48_000
+    max_context: Annotated[int, Field(ge=MIN_CONTEXT)] | None = None
     top_programs: Annotated[int, Field(ge=0)] = 3
     lineage_failures: Annotated[int, Field(ge=0)] = 3
     artifact_chars: Annotated[int, Field(ge=0)] = 1500
@@ -169,33 +180,56 @@ class PromptConfig(Settings):
         return templates
 
 
+@dataclass(frozen=True)
+class PromptLimit:
+    """A size limit for one prompt that may be tighter than ``PromptConfig.max_chars``.
+
+    Attributes:
+        max_chars: the whole prompt (system and user messages) stays within this.
+        reason: what sets it, as the prompt's note on what was left out says it, e.g.
+            ``"the context window of ollama/qwen2.5-coder:7b (4096 tokens)"``.
+    """
+
+    max_chars: int
+    reason: str
+
+
 def build_messages(
     problem: Problem,
     context: PromptContext,
     config: PromptConfig | None = None,
     overrides: Mapping[str, str] | None = None,
+    *,
+    limit: PromptLimit | None = None,
 ) -> list[dict[str, str]]:
     """Chat messages (system, user) asking for the change ``context.mode`` names.
 
     Args:
         problem: the problem (its templates, objectives and description).
         context: what the prompt shows.
-        config: the run's prompt settings.
+        config: the run's prompt settings (None: the defaults).
         overrides: templates that win over every other source: the candidate's prompt
             variant (see :class:`~evoforge.evolve.prompts.PromptEvolution`).
+        limit: a tighter size limit (the model's context window); the smaller of it and
+            ``config.max_chars`` applies, and the note on what was left out names that one.
+
+    The prompt can still exceed the limit when the pieces that are never cut do: the caller
+    compares the messages' length with the limit to tell.
 
     Raises:
         PromptTemplateError: one of the problem's templates, or an override, is malformed.
     """
     config = PromptConfig() if config is None else config
+    if limit is None or limit.max_chars >= config.max_chars:
+        limit = PromptLimit(config.max_chars, "[prompts] max_chars")
     templates = load_templates(problem, config)
     if overrides:
         _check_templates(overrides, lambda name: f"prompt variant template {name!r}")
         templates.update(overrides)
     values = _values(problem, context)
     system = string.Template(templates["system"]).substitute(values)
-    layout = _Layout(problem, context, config, templates, values)
-    budget = config.max_chars - len(system)
+    layout = _Layout(problem, context, config, templates, values, limit)
+    budget = limit.max_chars - len(system)
     user = layout.render()
     while len(user) > budget and layout.reduce():
         user = layout.render()
@@ -318,8 +352,9 @@ class _Layout:
         config: PromptConfig,
         templates: Mapping[str, str],
         values: Mapping[str, str],
+        limit: PromptLimit,
     ) -> None:
-        self.context, self.config = context, config
+        self.context, self.config, self.limit = context, config, limit
         fill = functools.partial(_fill, templates, values)
         mode = context.mode
         task = fill(f"task_{mode}")
@@ -442,8 +477,8 @@ class _Layout:
         if not left_out:
             return ""
         return (
-            f"(Left out to keep this prompt within {self.config.max_chars} characters: "
-            f"{'; '.join(left_out)}.)"
+            f"(Left out to keep this prompt within {self.limit.max_chars} characters, "
+            f"set by {self.limit.reason}: {'; '.join(left_out)}.)"
         )
 
 

@@ -5,8 +5,9 @@ The controller keeps selection, the archive and the islands; for each candidate 
 pool of worker processes (:class:`ProposalPool`, ``--proposal-workers``) and gets a
 :class:`Proposal` back (the answer and the child, or why there is none); a plain
 :class:`Question` (e.g. rewriting a prompt variant) gets an :class:`Answer`. litellm's
-per-call CPU (milliseconds) then runs on other cores, not on the loop that commits results. See
-:mod:`evoforge.evolve.proposals._worker` for the protocol and how a worker stops cleanly.
+per-call CPU (milliseconds) then runs on other cores, not on the loop that commits results. A
+prompt is kept within the model's context window where one is known (:class:`ContextWindow`).
+See :mod:`evoforge.evolve.proposals._worker` for the protocol and how a worker stops cleanly.
 """
 
 from evoforge.evolve.proposals._executor import CoroutineTrackingExecutor
@@ -29,6 +30,16 @@ from evoforge.evolve.proposals._pool import (
     in_process_providers,
 )
 from evoforge.evolve.proposals._propose import EMPTY_ANSWER, ask, propose
+from evoforge.evolve.proposals._window import (
+    CHARS_PER_TOKEN,
+    ContextWindow,
+    PromptTooLarge,
+    context_window,
+    count_tokens,
+    fit_messages,
+    litellm_window,
+    margin_tokens,
+)
 from evoforge.evolve.proposals._worker import WorkerStats
 
 __all__ = [
@@ -44,6 +55,15 @@ __all__ = [
     "EMPTY_ANSWER",
     "propose",
     "ask",
+    # the model's context window
+    "CHARS_PER_TOKEN",
+    "ContextWindow",
+    "PromptTooLarge",
+    "context_window",
+    "count_tokens",
+    "fit_messages",
+    "litellm_window",
+    "margin_tokens",
     # where they are made
     "MAX_RESTARTS",
     "LocalProposer",

@@ -1,6 +1,9 @@
 """One proposal: prompt, model call, answer applied to the parent, syntax check of the child;
 and one plain question (:func:`ask`), asked the same way.
 
+The prompt is kept within the model's context window where it is known
+(:mod:`evoforge.evolve.proposals._window`); one that cannot fit fails as a model call would.
+
 The same function serves a worker process and the in-process fallback, so both behave alike.
 Everything it draws at random comes from the request's seeds: the same request gives the same
 proposal wherever it runs (what keeps a one-slot run reproducible).
@@ -8,6 +11,7 @@ proposal wherever it runs (what keeps a one-slot run reproducible).
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -24,6 +28,12 @@ from evoforge.evolve.proposals._messages import (
     ProposalSetup,
     Question,
 )
+from evoforge.evolve.proposals._window import (
+    PromptTooLarge,
+    context_window,
+    count_tokens,
+    fit_messages,
+)
 from evoforge.islands import fingerprint
 
 EMPTY_ANSWER = "the model's answer was empty: there is no edit to apply"
@@ -32,17 +42,30 @@ EMPTY_ANSWER = "the model's answer was empty: there is no edit to apply"
 async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
     """Build the prompt of ``request``, ask its model, apply the answer and check the child.
 
-    A failed call is a :class:`Proposal` with ``failure``; an empty answer is a completion with
-    an ``edit_error`` (the model answered: an attempt to store, not an outage).
+    A failed call is a :class:`Proposal` with ``failure``, and so is a prompt that cannot fit
+    the model's context window (kind ``bad_request``, not sent); an empty answer is a completion
+    with an ``edit_error`` (the model answered: an attempt to store, not an outage).
 
     Raises:
         PromptTemplateError, BlockError: the problem's templates or the parent's EVOLVE-BLOCK
             markers are broken (a problem bug, not a model mistake).
     """
-    tick = time.thread_time()
-    messages = build_messages(setup.problem, request.context, setup.prompts, request.templates)
-    prompt_cpu = time.thread_time() - tick
     spec = request.spec
+    window = await context_window(spec, setup.prompts)
+    tick = time.thread_time()
+    try:
+        messages = fit_messages(
+            lambda limit: build_messages(
+                setup.problem, request.context, setup.prompts, request.templates, limit=limit
+            ),
+            window,
+            setup.max_tokens if spec.max_tokens is None else spec.max_tokens,
+            functools.partial(count_tokens, spec.model),
+        )
+    except PromptTooLarge as exc:
+        failure = CallFailure.of(exc.error())
+        return Proposal(request.seq, failure=failure, prompt_cpu_s=time.thread_time() - tick)
+    prompt_cpu = time.thread_time() - tick
     try:
         completion = await complete(
             spec,

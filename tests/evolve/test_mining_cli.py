@@ -14,7 +14,7 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from evoforge.archive import failure_message
+from evoforge.archive import Status, failure_message
 from evoforge.evolve.cli import cli
 
 pytestmark = pytest.mark.slow
@@ -50,7 +50,7 @@ def sql(archive_db):
     conn.close()
 
 
-NOT_EVALUATED = ("edit_error", "syntax_error")
+NOT_EVALUATED = tuple(str(s) for s in Status if not s.evaluated)  # edit/syntax errors, duplicates
 # Evaluations a program used of the budget: 1, plus its knob-tuning trials (circle_packing
 # tunes), read from the metrics the tuner wrote rather than the engine's own column.
 USED = "1 + coalesce(json_extract(metrics_json, '$.tuning_trials'), 0)"

@@ -339,7 +339,11 @@ def test_huge_inputs_stay_within_max_chars_with_parent_task_and_format_whole() -
     assert section(user, "## Answer format") in user_text(
         build_messages(PROBLEM, context_for(Mode.DIFF))
     )
-    note = re.search(r"\(Left out to keep this prompt within 12000 characters: (.*)\.\)", user)
+    note = re.search(
+        r"\(Left out to keep this prompt within 12000 characters, set by \[prompts\] "
+        r"max_chars: (.*)\.\)",
+        user,
+    )
     assert note is not None
     assert "the optimization memory" in note.group(1)
     assert "the code of 3 best program(s)" in note.group(1)
