@@ -15,8 +15,8 @@ Pieces, for evaluator plugins and the built-in evaluators:
   :func:`enter_network_namespace`, :func:`remove_workdir`, …);
 - one-shot trusted runners (a fresh interpreter per job): :func:`call_runner` on the
   evaluator's side; :func:`prepare`, :func:`read_request` and :func:`reply` in the runner;
-- the wire format between them: length-prefixed JSON frames (:func:`dumps`,
-  :func:`read_frame`, :func:`write_frame`, …).
+- the wire format between them: length-prefixed JSON frames (:mod:`evoforge.base.frames`
+  carrying :func:`dumps`; :func:`read_frame`, :func:`write_frame`, …).
 """
 
 from evoforge.evaluators.sandbox._cgroup import remove_stale_cgroups
