@@ -68,16 +68,6 @@ def ext_tsp(
     return score
 
 
-def fallthrough_count(sizes: list[int], edges: list[list[int]], order: list[int]) -> int:
-    """Branch counts that fall through in ``order`` (BOLT's printed "TSP score")."""
-    position = {block: index for index, block in enumerate(order)}
-    return sum(
-        count
-        for source, target, count in edges
-        if position[target] == position[source] + 1 and sizes[source] >= 0
-    )
-
-
 def check_order(order: Any, blocks: int) -> str:
     """Why ``order`` is not a valid layout of ``blocks`` blocks ("" when it is)."""
     if not isinstance(order, list) or not all(

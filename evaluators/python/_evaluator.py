@@ -58,7 +58,7 @@ class PythonEvaluator(Evaluator):
     costs a fork, not an interpreter start. The child calls ``entry()``; its return value comes back
     as JSON; the problem's ``evaluate(output)`` scores it in a separate trusted process that
     candidates cannot read; this class checks the metrics against the declared objectives and
-    descriptors. See :mod:`evoforge.evaluators.sandbox._run` for the containment.
+    descriptors. See :mod:`evoforge.evaluators.sandbox._report` for the containment.
 
     Sandbox settings come from the spec's ``options`` mapping:
 
@@ -85,8 +85,8 @@ class PythonEvaluator(Evaluator):
       previous answer, so a request only wakes a prepared child (about 1 ms less latency when
       requests have gaps between them; the same work either way).
     - ``sandbox_filesystem`` (default True): each candidate runs in a private mount namespace
-      (:mod:`evoforge.evaluators.sandbox._fs`) where only its working directory (also ``HOME`` and
-      ``TMPDIR``) and a private ``/dev/shm`` can be written, and every other mount is
+      (:mod:`evoforge.evaluators.sandbox._mount_plan`) where only its working directory (also
+      ``HOME`` and ``TMPDIR``) and a private ``/dev/shm`` can be written, and every other mount is
       read-only, ``nosuid`` and ``nodev``; only ``/dev/null`` and the like (and accelerators)
       can be opened; and the problem's folder (a one-file problem: its spec file), the
       ``sandbox_hidden_paths`` (relative ones start at the spec's folder) and the server

@@ -3,7 +3,8 @@
 A candidate runs in a forked child with its own process group, a fresh working directory,
 CPU/memory/file-size limits, a wall-clock deadline that kills the whole group, capped output,
 no capabilities and (where the host allows) its own mount and network namespaces. The parent
-supervises it and returns a typed :class:`SandboxRun`.
+supervises it and returns a typed :class:`SandboxRun`. Every protection, and how a server says
+which are on here, is listed in :mod:`evoforge.evaluators.sandbox._report`.
 
 Pieces, for evaluator plugins and the built-in evaluators:
 
@@ -14,8 +15,8 @@ Pieces, for evaluator plugins and the built-in evaluators:
   :func:`enter_network_namespace`, :func:`remove_workdir`, …);
 - one-shot trusted runners (a fresh interpreter per job): :func:`call_runner` on the
   evaluator's side; :func:`prepare`, :func:`read_request` and :func:`reply` in the runner;
-- the wire format between them: length-prefixed JSON frames (:func:`dumps`,
-  :func:`read_frame`, :func:`write_frame`, …).
+- the wire format between them: length-prefixed JSON frames (:mod:`evoforge.base.frames`
+  carrying :func:`dumps`; :func:`read_frame`, :func:`write_frame`, …).
 """
 
 from evoforge.evaluators.sandbox._cgroup import remove_stale_cgroups
@@ -54,15 +55,7 @@ from evoforge.evaluators.sandbox._protocol import (
     write_frame,
 )
 from evoforge.evaluators.sandbox._report import ISOLATION_KEYS, host_isolation
-from evoforge.evaluators.sandbox._run import (
-    Isolation,
-    Job,
-    Limits,
-    Sandbox,
-    SandboxError,
-    SandboxRun,
-    run_sandboxed,
-)
+from evoforge.evaluators.sandbox._run import Sandbox, run_sandboxed
 from evoforge.evaluators.sandbox._runner import (
     RunnerFailure,
     call_runner,
@@ -71,6 +64,7 @@ from evoforge.evaluators.sandbox._runner import (
     reply,
     reply_result,
 )
+from evoforge.evaluators.sandbox._types import Isolation, Job, Limits, SandboxError, SandboxRun
 
 __all__ = [
     # running jobs

@@ -25,7 +25,7 @@ import functools
 import os
 from typing import Any
 
-from evoforge.evaluators.sandbox._host import PR_SET_NO_NEW_PRIVS, _libc, prctl
+from evoforge.evaluators.sandbox._host import PR_SET_NO_NEW_PRIVS, load_libc, prctl
 
 PR_SET_SECUREBITS = 28
 SECBIT_NOROOT, SECBIT_NOROOT_LOCKED = 1 << 0, 1 << 1
@@ -56,13 +56,26 @@ def held_capabilities() -> int:
     return 0
 
 
+def has_sys_admin() -> bool:
+    """Whether this process holds ``CAP_SYS_ADMIN`` (mounts, namespaces; as uid 0 where the
+    capabilities cannot be read)."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"CapEff:"):
+                    return bool(int(line.split()[1], 16) >> 21 & 1)
+    except OSError:
+        pass
+    return os.geteuid() == 0
+
+
 def drop_capabilities() -> None:
     """Empty the effective, permitted, inheritable (so also ambient) sets; no new privileges.
 
     Raises:
         OSError: ``capset`` failed (the process would keep capabilities).
     """
-    libc = _libc()
+    libc = load_libc()
     if libc is None:
         return
     # Needs CAP_SETPCAP; a process without it has no capability to lose on exec either.
@@ -80,7 +93,7 @@ def warm_up() -> None:
     """Resolve the libc functions :func:`drop_capabilities` calls and build its arguments, in
     the server: a child would otherwise do it anew each time (what a child caches dies with
     it), at about 0.1 ms."""
-    libc = _libc()
+    libc = load_libc()
     if libc is not None:
         for name in ("prctl", "capset"):
             getattr(libc, name)

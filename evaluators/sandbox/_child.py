@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from evoforge.evaluators.sandbox._caps import drop_capabilities
-from evoforge.evaluators.sandbox._fs import FilesystemPlan, apply_filesystem
 from evoforge.evaluators.sandbox._host import PR_SET_PDEATHSIG, enter_network_namespace, prctl
+from evoforge.evaluators.sandbox._mount_plan import FilesystemPlan
+from evoforge.evaluators.sandbox._mounts import apply_filesystem
 from evoforge.evaluators.sandbox._protocol import write_all
 from evoforge.evaluators.sandbox._seccomp import install as install_seccomp
 
 if TYPE_CHECKING:
-    from evoforge.evaluators.sandbox._run import Isolation, Job, Limits
+    from evoforge.evaluators.sandbox._types import Isolation, Job, Limits
 
 RESULT_FD = 3
 """The descriptor the child writes its result to (0-2 are stdin/stdout/stderr)."""
@@ -31,7 +32,7 @@ its one way to talk to the server while it runs, since it may not create UNIX so
 _MAXFD = 1 << 20
 
 
-def _child(
+def run_child(
     job: Job,
     isolation: Isolation,
     containment: Containment,
@@ -135,7 +136,7 @@ def _contain(isolation: Isolation, containment: Containment) -> str:
     return ""
 
 
-def _rlimits(limits: Limits, isolation: Isolation) -> list[tuple[int, int, int]]:
+def rlimits(limits: Limits, isolation: Isolation) -> list[tuple[int, int, int]]:
     """The child's rlimits, computed in the server (the child only calls ``setrlimit``)."""
     mib = 2**20
     wanted = [

@@ -54,14 +54,14 @@ def enter_network_namespace() -> bool:
     candidate runs without network at no per-candidate cost (a namespace per child costs about
     1 ms here).
     """
-    libc = _libc()
+    libc = load_libc()
     return libc is not None and libc.unshare(_CLONE_NEWNET) == 0
 
 
 @functools.cache
-def _host_network_namespace() -> str:
+def host_network_namespace() -> str:
     """Why this process may not unshare a network namespace, or "" (tried in a child)."""
-    libc = _libc()
+    libc = load_libc()
     if libc is None:
         return "needs Linux network namespaces"
     pid = os.fork()
@@ -78,7 +78,7 @@ def enter_private_mount_namespace() -> bool:
     Its view of the files does not change. Sandboxed children forked afterwards copy a tree
     with no shared mounts, so they need not make theirs private (about 0.1 ms each).
     """
-    libc = _libc()
+    libc = load_libc()
     if libc is None or libc.unshare(_CLONE_NEWNS) != 0:
         return False
     flags = ctypes.c_ulong(_MS_REC | _MS_PRIVATE)
@@ -210,7 +210,8 @@ def is_subreaper() -> bool:
     """
     value = ctypes.c_int(0)
     try:
-        return _libc().prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(value)) == 0 and bool(value.value)
+        libc = load_libc()
+        return libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(value)) == 0 and bool(value.value)
     except (OSError, AttributeError):
         return False
 
@@ -375,11 +376,13 @@ class Workdir:
 
 
 def prctl(option: int, value: int) -> bool:
-    libc = _libc()
+    libc = load_libc()
     return libc is not None and libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0) == 0
 
 
-def _libc() -> Any:
+def load_libc() -> Any:
+    """The C library, loaded once with ``use_errno``; ``None`` off Linux (the Linux-only steps
+    are then no-ops)."""
     global _libc_handle
     if _libc_handle is None and sys.platform.startswith("linux"):
         _libc_handle = ctypes.CDLL(None, use_errno=True)

@@ -36,7 +36,7 @@ import signal
 import sys
 import time
 
-from evoforge.evaluators.sandbox._host import _libc
+from evoforge.evaluators.sandbox._host import load_libc
 
 CLONE_NEWPID = 0x20000000
 
@@ -82,7 +82,7 @@ _SWEEP_LIMIT_S = 10.0  # how long the first process keeps killing before it says
 
 live_first_processes: set[int] = set()
 """Pids of every live namespace's first process in this server: children of the server that
-a sweep of a candidate's leftovers must spare (see ``_run._sweep``)."""
+a sweep of a candidate's leftovers must spare (see ``_supervise._sweep``)."""
 
 
 class PidNamespace:
@@ -109,7 +109,7 @@ class PidNamespace:
     def _fork_inside(self) -> int:
         self._ensure()
         server = os.getpid()
-        if _libc().setns(self._ns, CLONE_NEWPID) != 0:
+        if load_libc().setns(self._ns, CLONE_NEWPID) != 0:
             raise OSError(ctypes.get_errno(), "setns into the candidates' PID namespace failed")
         try:
             return os.fork()
@@ -152,7 +152,7 @@ class PidNamespace:
         ask_r, self._ask = os.pipe()
         self._answer, answer_w = os.pipe()
         try:
-            if _libc().unshare(CLONE_NEWPID) != 0:
+            if load_libc().unshare(CLONE_NEWPID) != 0:
                 raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWPID) failed")
             try:
                 script = _FIRST_PROCESS.replace("{limit}", repr(_SWEEP_LIMIT_S))
@@ -180,7 +180,7 @@ class PidNamespace:
         live_first_processes.add(self._pid)
 
     def _return(self) -> None:
-        if _libc().setns(self._own, CLONE_NEWPID) != 0:
+        if load_libc().setns(self._own, CLONE_NEWPID) != 0:
             raise OSError(ctypes.get_errno(), "setns back to the server's PID namespace failed")
 
     def _end(self) -> None:

@@ -1,8 +1,50 @@
-"""What isolation candidates get on this host, for ``evoforge plugins`` and a run's records.
+"""What isolation candidates get, and how it is reported (``evoforge plugins``, a server's
+handshake).
 
-:func:`host_isolation` answers without starting a fork server: each mechanism is tried the way
-a server would use it (in throwaway children, cached), for the default sandbox options. A
-running evaluator reports what its servers really set up (``PythonEvaluator.sandbox_info``).
+For each run of :class:`~evoforge.evaluators.sandbox.Sandbox`:
+
+- the child gets its own session and process group (``setsid``); when it ends or overruns, the
+  whole group is killed, and descendants that left the group (``setsid`` in a grandchild) are
+  found and killed too, because the server is a child subreaper (Linux; see
+  :func:`evoforge.evaluators.sandbox._host.harden_server`);
+- a fresh, empty working directory is its cwd, ``HOME`` and ``TMPDIR``, and the only place on
+  disk it can write: it runs in a private mount namespace where everything else is read-only,
+  device nodes other than ``/dev/null`` and friends (and accelerators) cannot be opened,
+  ``/dev/shm`` is its own, and hidden paths (the problem's folder, credential files) are
+  covered by empty mounts (:mod:`evoforge.evaluators.sandbox._mount_plan`; as root directly,
+  as another user through a user namespace, and off, saying why, where the host allows neither);
+- no capabilities: a candidate that runs as root cannot remount, unmount, load modules, or
+  read other processes' memory (:mod:`evoforge.evaluators.sandbox._caps`), and
+  ``PR_SET_NO_NEW_PRIVS`` keeps setuid binaries from giving any back;
+- rlimits: address space (``memory_mb``), CPU time (``ceil(timeout_s) + 1`` s, then SIGKILL one
+  second later), file size (writes fail with EFBIG instead of killing), no core files, and a
+  process count when it runs as a dedicated user (as root, ``RLIMIT_NPROC`` is not enforced);
+- stdin is ``/dev/null``; stdout and stderr are pipes the server drains, keeping only the tails,
+  so a candidate that prints 100 MB neither fills a disk nor fails;
+- optionally: a fresh network namespace, and a drop from root to an unprivileged user, which
+  also keeps it away from the signals of root's processes (the server refuses to run
+  candidates as root unless asked, see ``candidate_user``);
+- a PID namespace and an IPC namespace, where the host allows (``Isolation.namespaces``).
+  The PID namespace is the server's candidates' (:mod:`~evoforge.evaluators.sandbox._pidns`):
+  a fresh read-only ``/proc`` shows a child only its own processes, so it can neither see
+  (command lines, the engine's ``--db``) nor signal anything else, and after each candidate
+  everything left in the namespace is killed, ``setsid`` escapees included, before the next
+  child is forked. The IPC namespace is made per candidate (System V objects and POSIX queues
+  die with it; about 0.15 ms of the child's set-up with the ``proc`` mount, off the latency
+  path when the child is forked ahead);
+- a seccomp filter that refuses UNIX-domain sockets (:mod:`~evoforge.evaluators.sandbox._seccomp`):
+  a host service listening on a socket file stays out of reach;
+- a cgroup for the memory of its whole process tree (:mod:`~evoforge.evaluators.sandbox._cgroup`),
+  reused by a server's candidates one at a time, and a descriptor limit (``Limits.max_files``);
+- a wall-clock deadline enforced by the server (``pidfd`` + ``poll``, no polling sleeps;
+  :mod:`~evoforge.evaluators.sandbox._supervise`);
+- the result comes back over a pipe as one JSON header line plus opaque payload bytes, capped in
+  size; nothing from the child is ever unpickled.
+
+:func:`protections` words what a server set up (``Sandbox.protections``, which a fork server
+sends in its handshake and ``PythonEvaluator.sandbox_info`` reports). :func:`host_isolation`
+answers without starting a fork server: each mechanism is tried the way a server would use it
+(in throwaway children, cached), for the default sandbox options.
 """
 
 from __future__ import annotations
@@ -10,9 +52,11 @@ from __future__ import annotations
 import functools
 import os
 
-from evoforge.evaluators.sandbox._cgroup import candidate_cgroup
-from evoforge.evaluators.sandbox._fs import filesystem_mode, namespace_support
-from evoforge.evaluators.sandbox._host import _host_network_namespace
+from evoforge.evaluators.sandbox._caps import held_capabilities
+from evoforge.evaluators.sandbox._cgroup import CandidateCgroup, candidate_cgroup
+from evoforge.evaluators.sandbox._host import host_network_namespace
+from evoforge.evaluators.sandbox._mount_plan import FilesystemPlan, filesystem_mode
+from evoforge.evaluators.sandbox._ns_probe import namespace_support
 from evoforge.evaluators.sandbox._options import RootRefusedError, SandboxOptions, candidate_user
 from evoforge.evaluators.sandbox._seccomp import filter_program
 
@@ -45,7 +89,7 @@ def host_isolation() -> dict[str, str]:
     report["mount namespace"] = (
         f"on: read-only view but the workdir ({mode})" if mode else "off: the host refuses it"
     )
-    why_net = _host_network_namespace()
+    why_net = host_network_namespace()
     report["network namespace"] = "on: no network" if not why_net else f"off: {why_net}"
     why_pid, why_ipc = namespace_support() if mode else ("no mount namespace",) * 2
     if mode == "user namespace" and not why_pid:
@@ -66,3 +110,56 @@ def host_isolation() -> dict[str, str]:
         "on: refused by seccomp" if prog is not None else f"off: reachable ({why_seccomp})"
     )
     return report
+
+
+def protections(
+    plan: FilesystemPlan,
+    *,
+    why_no_pid: str,
+    why_no_ipc: str,
+    seccomp: bool,
+    why_no_seccomp: str,
+    cgroup: CandidateCgroup,
+) -> dict[str, str]:
+    """``{protection: what it does, or "off: why"}`` for the children of one server.
+
+    Args:
+        plan: the children's filesystem plan.
+        why_no_pid: why they get no PID namespace ("" when they do).
+        why_no_ipc: why they get no IPC namespace ("" when they do).
+        seccomp: whether the filter that refuses UNIX sockets is installed.
+        why_no_seccomp: why it is not.
+        cgroup: the candidates' cgroup (version 0 when there is none).
+    """
+    held = held_capabilities()
+    if held:
+        capabilities = f"all dropped (the server holds {held})"
+    elif plan.mode == "user namespace":
+        capabilities = "all dropped (those of its user namespace)"
+    else:
+        capabilities = "none held"
+    return {
+        **plan.describe(),
+        "capabilities": capabilities,
+        "pid namespace": (
+            f"off: {why_no_pid}"
+            if why_no_pid
+            else "candidates' own, with a read-only /proc of their own (only their own "
+            "processes are visible), emptied after each candidate"
+        ),
+        "ipc namespace": (
+            f"off: {why_no_ipc}"
+            if why_no_ipc
+            else "one per candidate (System V IPC and POSIX queues die with it)"
+        ),
+        "unix sockets": (
+            "refused (seccomp: socket(AF_UNIX) fails; stream socketpairs work)"
+            if seccomp
+            else f"reachable: {why_no_seccomp}"
+        ),
+        "memory": (
+            cgroup.note
+            if cgroup.version
+            else f"per process only (RLIMIT_AS); whole tree {cgroup.note}"
+        ),
+    }

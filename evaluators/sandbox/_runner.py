@@ -4,7 +4,7 @@ The controller starts ``python -m evaluators.<runner>`` (:func:`call_runner`), w
 request to its stdin and reads one JSON reply line from its stdout. The runner sets itself up like a
 fork server (:func:`prepare`: one thread per BLAS, network namespace, subreaper, non-dumpable, the
 candidates' user) and runs candidates through the shared sandbox
-(:func:`~evoforge.evaluators.sandbox._run.run_sandboxed`); whatever it computes after a candidate
+(:func:`~evoforge.evaluators.sandbox.run_sandboxed`); whatever it computes after a candidate
 exited (a reference output, a comparison) never lived in a candidate's process.
 
 Used by the CPU timing option (:mod:`evoforge.evaluators.timing`) and the ``tpu`` evaluator
@@ -26,7 +26,7 @@ from evoforge.archive import EvalResult, Status
 from evoforge.evaluators._scoring import classify_metrics
 from evoforge.evaluators.sandbox._host import enter_network_namespace, harden_server
 from evoforge.evaluators.sandbox._options import THREAD_VARIABLES, candidate_user
-from evoforge.evaluators.sandbox._run import Isolation
+from evoforge.evaluators.sandbox._types import Isolation
 
 if TYPE_CHECKING:
     from evoforge.problems import Problem

@@ -28,7 +28,7 @@ import os
 import platform
 from typing import Any
 
-from evoforge.evaluators.sandbox._host import _libc
+from evoforge.evaluators.sandbox._host import load_libc
 
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
@@ -60,7 +60,7 @@ class _SockFprog(ctypes.Structure):
 @functools.cache
 def filter_program() -> tuple[Any, str]:
     """``(prog, "")`` ready for ``prctl``, or ``(None, why not)`` on this machine."""
-    if _libc() is None:
+    if load_libc() is None:
         return None, "needs Linux seccomp"
     machine = platform.machine()
     if machine not in _ARCHES:
@@ -111,7 +111,7 @@ def install(prog: Any) -> None:
     Raises:
         OSError: ``prctl`` refused it.
     """
-    libc = _libc()
+    libc = load_libc()
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"prctl(PR_SET_SECCOMP): {os.strerror(err)}")

@@ -1,8 +1,8 @@
 """litellm without the per-call work evoforge has no use for.
 
-Each litellm 1.106 call costs milliseconds of Python CPU besides the request itself (measured
-by ``bench/llm_overhead.py``). Two parts of it do nothing for evoforge, which records every
-call itself (``llm_calls`` rows):
+Each litellm 1.106 call costs milliseconds of Python CPU besides the request itself (the
+``client`` column of ``bench/engine_overhead.py`` measures it). Two parts of it do nothing for
+evoforge, which records every call itself (``llm_calls`` rows):
 
 * **The success-logging payload.** After every answer litellm schedules a task that builds its
   "standard logging payload" (and prices the answer once more) for its callbacks (Langfuse,

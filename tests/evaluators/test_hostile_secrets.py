@@ -190,7 +190,7 @@ def test_the_network_is_unreachable(probe, outside):
 
 PRELUDE = """
 import json, os, sys
-import evoforge.evaluators.sandbox._run as sb
+import evoforge.evaluators.sandbox as sb
 import evoforge.evaluators.sandbox._host as host
 host.harden_server()
 """

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from evoforge.evaluators import PythonEvaluator, Status, classify_metrics
+from evoforge.evaluators.sandbox import SandboxError
 from evoforge.evaluators.sandbox._host import children
-from evoforge.evaluators.sandbox._run import SandboxError
 from evoforge.problems import Descriptor, Objective, Problem, load_problem
 from tests.evaluators.conftest import (
     dedent,

@@ -18,18 +18,19 @@ from pathlib import Path
 
 import pytest
 
-import evoforge.evaluators.sandbox._fs as sandbox_fs
+import evoforge.evaluators.sandbox._mount_plan as mount_plan
 from evoforge.evaluators import Status
 from evoforge.evaluators.devices._fingerprint import cpu_fingerprint
+from evoforge.evaluators.sandbox import Limits, SandboxRun
 from evoforge.evaluators.sandbox._host import remove_workdir
 from evoforge.evaluators.sandbox._protocol import ProtocolError, dumps, encode_frame, read_frame
-from evoforge.evaluators.sandbox._run import Limits, SandboxRun, _classify, _Tail
+from evoforge.evaluators.sandbox._supervise import _classify, _Tail
 from tests.conftest import ROOT
 from tests.evaluators.conftest import IS_ROOT
 
 PRELUDE = """
 import json, os, signal, sys, tempfile, time
-import evoforge.evaluators.sandbox._run as sb
+import evoforge.evaluators.sandbox as sb
 import evoforge.evaluators.sandbox._host as host
 host.harden_server()
 
@@ -107,7 +108,8 @@ def test_switched_user_is_held_to_its_process_limit():
 @pytest.mark.parametrize("scenario", ["ok", "timeout", "exit-code"])
 def test_exit_detection_without_pidfds_uses_sigchld(scenario):
     report = sandbox_script(f"""
-        sb._pidfds_work = lambda: False  # as on kernels before 5.3, or macOS
+        import evoforge.evaluators.sandbox._run as run_module
+        run_module.pidfds_work = lambda: False  # as on kernels before 5.3, or macOS
         jobs = {{
             "ok": lambda: ({{"status": "ok"}}, b"fine"),
             "timeout": lambda: time.sleep(30),
@@ -319,7 +321,7 @@ def test_a_process_that_is_not_a_subreaper_keeps_its_other_children():
     # kill the candidate's group only, never the caller's unrelated children.
     code = """
 import json, subprocess, sys
-import evoforge.evaluators.sandbox._run as sb
+import evoforge.evaluators.sandbox as sb
 helper = subprocess.Popen(["sleep", "30"])
 run = sb.run_sandboxed(lambda: ({"status": "ok"}, b""), sb.Limits(timeout_s=5))
 print(json.dumps({"status": run.status.value, "helper_alive": helper.poll() is None}))
@@ -430,7 +432,7 @@ print(os.path.exists({str(root)!r}))
 @pytest.fixture
 def supported(monkeypatch):
     """Plan as if the host allowed a mount namespace (planning itself forks no probe then)."""
-    monkeypatch.setattr(sandbox_fs, "_host_support", lambda: ("mount namespace", "", True))
+    monkeypatch.setattr(mount_plan, "_host_support", lambda: ("mount namespace", "", True))
 
 
 def test_plan_hides_what_exists_once_and_notes_what_it_cannot(supported, tmp_path):
@@ -439,7 +441,7 @@ def test_plan_hides_what_exists_once_and_notes_what_it_cannot(supported, tmp_pat
     (outer / "inner").mkdir(parents=True)
     (outer / "file").write_text("x")
     hidden = (str(outer), str(outer / "inner"), str(outer / "file"), str(absent), str(tmp_path))
-    plan = sandbox_fs.plan_filesystem(str(workdir), hidden, hide_secrets=False)
+    plan = mount_plan.plan_filesystem(str(workdir), hidden, hide_secrets=False)
     assert plan.hidden == ((str(outer), True),)  # the rest is inside it, or missing
     assert plan.notes == (f"{tmp_path} contains the workdir",)
     described = plan.describe()
@@ -449,14 +451,14 @@ def test_plan_hides_what_exists_once_and_notes_what_it_cannot(supported, tmp_pat
 
 
 def test_plan_without_isolation_says_why(tmp_path):
-    assert sandbox_fs.plan_filesystem(str(tmp_path), enabled=False).describe() == {
+    assert mount_plan.plan_filesystem(str(tmp_path), enabled=False).describe() == {
         "filesystem": "off: not asked"
     }
 
 
 FORCED = """
-import evoforge.evaluators.sandbox._fs as fs
-fs._host_support = lambda: {support!r}
+import evoforge.evaluators.sandbox._mount_plan as mount_plan
+mount_plan._host_support = lambda: {support!r}
 hidden = tempfile.mkdtemp()
 open(os.path.join(hidden, "secret"), "w").write("42")
 target = {target!r}

@@ -1,10 +1,12 @@
 """The design's layering, checked on the source: lower packages never import higher ones, and no
 package reaches into another's private modules.
 
-Layers, lowest first: plugins, problems, archive, evaluators, islands, evolve; the ``evoforge``
-package itself is the public API on top, except its shared helpers (``evoforge._json``,
-``evoforge._secrets``, ``evoforge._validation``), which sit below every layer. Imports inside
-``if TYPE_CHECKING:`` only name types for annotations and do not count.
+Layers, lowest first: the base layer (``evoforge.base``: helpers every layer may import, which
+imports no other evoforge module), plugins, problems, archive, evaluators, islands, evolve; the
+``evoforge`` package itself is the public API on top. Of the API package's modules a layer may
+import only ``evoforge.base`` and, until they move into it, the shared helpers
+(``evoforge._json``, ``evoforge._secrets``, ``evoforge._validation``), which sit just above the
+base layer. Imports inside ``if TYPE_CHECKING:`` only name types for annotations and do not count.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("plugins", "problems", "archive", "evaluators", "islands", "evolve")
-HELPERS = ("_json", "_secrets", "_validation")
+BASE = "base"  # evoforge.base, the lowest layer
+HELPERS = ("_json", "_secrets", "_validation")  # below every layer, above the base; moving there
 
 
 def _modules() -> list[tuple[str, Path]]:
@@ -64,6 +67,8 @@ def _runtime_imports(tree: ast.Module, module: str, is_package: bool) -> list[tu
 
 def _layer(module: str) -> int:
     parts = module.split(".")
+    if len(parts) > 1 and parts[1] == BASE:
+        return -2
     if len(parts) > 1 and parts[1] in HELPERS:
         return -1
     if len(parts) == 1 or parts[1] not in LAYERS:
@@ -121,6 +126,13 @@ def test_packages_import_only_lower_layers_and_public_names() -> None:
         ("evoforge.archive._grids", "evoforge._validation", True),
         ("evoforge._validation", "evoforge.archive", False),
         ("evoforge._api", "evoforge.evolve", True),
+        ("evoforge.plugins._manager", "evoforge.base.frames", True),
+        ("evoforge.evolve.proposals._frames", "evoforge.base.frames", True),
+        ("evoforge._json", "evoforge.base.frames", True),
+        ("evoforge.base.frames", "evoforge._json", False),
+        ("evoforge.base.frames", "evoforge.plugins", False),
+        ("evoforge.evaluators.sandbox._protocol", "evoforge.base._private", False),
+        ("evoforge.evaluators.sandbox._protocol", "evoforge._frames", False),
     ],
     ids=[
         "lower-imports-higher",
@@ -132,6 +144,13 @@ def test_packages_import_only_lower_layers_and_public_names() -> None:
         "shared-helper",
         "helper-imports-a-layer",
         "api-uses-every-layer",
+        "lowest-layer-imports-base",
+        "highest-layer-imports-base",
+        "helper-imports-base",
+        "base-imports-a-helper",
+        "base-imports-a-layer",
+        "private-module-of-base",
+        "api-module-other-than-base",
     ],
 )
 def test_the_check_itself(module: str, imported: str, allowed: bool) -> None:

@@ -1,0 +1,10 @@
+"""The base layer: helpers every layer may import (frames now; JSON, secrets and validation move
+here next).
+
+It sits below every package of evoforge (plugins, problems, archive, evaluators, islands,
+evolve) and imports none of them, so any module may use it; its modules are public (no leading
+underscore) because they are imported across packages.
+
+- :mod:`evoforge.base.frames`: length-prefixed frames, the one wire format between evoforge's
+  processes (the sandbox's servers and runners, the proposal workers).
+"""
