@@ -47,7 +47,13 @@ with 2 seeds (20 runs, ~15 min)::
         --seeds 3 --budget 100,300,600 --json /tmp/sq.json
 
 ``--budget`` and ``--seeds`` given on the command line apply to every problem; ``--keep DIR``
-keeps the runs' archives for ``evoforge`` to look at. Asserts nothing.
+keeps the runs' archives for ``evoforge`` to look at. With ``--workers 2`` (the protocol) two
+runs of one seed and configuration differ by timing alone (which evaluation finishes first
+changes what is selected next), so one seed says nothing; with ``--workers 1`` runs are
+reproducible, for an A/A check that configurations the engine treats alike give identical
+numbers (offline runs were identical; one sloppy run, on a loaded machine, left the others at
+its 16th attempt, whose prompt differed: a time-dependent input to the prompt remains to be
+found). Asserts nothing.
 """
 
 from __future__ import annotations
@@ -68,7 +74,7 @@ from pathlib import Path
 import evoforge
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKERS = 2
+WORKERS = 2  # evaluations in flight; with 1, a run is reproducible (same seed, same run)
 FIRST_PROGRAMS = 40  # programs compared between two seeds' runs
 
 PROBLEMS = {
@@ -147,6 +153,7 @@ def run_one(
     checkpoints: tuple[int, ...],
     tmp: Path,
     url: str | None,
+    workers: int = WORKERS,
 ) -> RunResult:
     db = tmp / f"{problem}-{model}-{config.replace('=', '-')}-{seed}.db"
     db.unlink(missing_ok=True)
@@ -161,7 +168,7 @@ def run_one(
         "--seed",
         str(seed),
         "--workers",
-        str(WORKERS),
+        str(workers),
         "--config",
         str(write_config(tmp, config)),
         "--db",
@@ -337,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--problems", default=",".join(PROBLEMS), help="comma-separated")
     parser.add_argument("--models", default=",".join(MODELS), help="offline,sloppy")
     parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated")
+    parser.add_argument(
+        "--workers", type=int, default=WORKERS, help="evaluations in flight (1: reproducible)"
+    )
     parser.add_argument("--json", type=Path, help="also write every run's numbers here")
     parser.add_argument("--keep", type=Path, help="keep the runs' archives in this folder")
     args = parser.parse_args(argv)
@@ -367,7 +377,15 @@ def main(argv: list[str] | None = None) -> int:
                         flush=True,
                     )
                     result = run_one(
-                        problem, model, config, seed, budgets[-1], budgets, Path(tmp), url
+                        problem,
+                        model,
+                        config,
+                        seed,
+                        budgets[-1],
+                        budgets,
+                        Path(tmp),
+                        url,
+                        args.workers,
                     )
                     results.append(result)
                     print_run(result)

@@ -16,10 +16,7 @@ def _instances():
     out = []
     for k in range(INSTANCES):
         rng = random.Random(1000 + k)
-        jobs = [
-            (rng.randint(1, 10), rng.randint(1, 20), 0.0)
-            for _ in range(JOBS)
-        ]
+        jobs = [(rng.randint(1, 10), rng.randint(1, 20), 0.0) for _ in range(JOBS)]
         total = sum(d for _, d, _ in jobs)
         jobs = [(w, d, rng.uniform(0.2, 0.8) * total) for w, d, _ in jobs]
         out.append(jobs)
