@@ -28,7 +28,6 @@ where the candidate is proposed and hand it over.
 
 from __future__ import annotations
 
-import _symtable
 import ast
 import builtins
 import hashlib
@@ -148,6 +147,8 @@ def _renamable(source: str) -> frozenset[str]:
     wraps): the public wrapper builds an object per symbol, which costs as much again as
     the table itself.
     """
+    if _symtable is None:
+        return frozenset()  # keep every name: a key that can only miss equivalences
     local: set[str] = set()
     kept: set[str] = set()
     stack = [(_symtable.symtable(source, "<candidate>", "exec"), -1)]
@@ -167,11 +168,18 @@ def _renamable(source: str) -> frozenset[str]:
     return frozenset(local - kept)
 
 
-_FUNCTION, _MODULE, _CLASS = _symtable.TYPE_FUNCTION, _symtable.TYPE_MODULE, _symtable.TYPE_CLASS
-_SCOPE_OFF, _SCOPE_MASK = _symtable.SCOPE_OFF, _symtable.SCOPE_MASK
-_GLOBAL_SCOPES = (_symtable.GLOBAL_IMPLICIT, _symtable.GLOBAL_EXPLICIT)
-_LOCAL_SCOPES = (_symtable.LOCAL, _symtable.CELL)
-_DEF_IMPORT, _DEF_PARAM = _symtable.DEF_IMPORT, _symtable.DEF_PARAM
+try:  # CPython's symbol table (what the public `symtable` module wraps)
+    import _symtable
+
+    _FUNCTION, _MODULE, _CLASS = (
+        _symtable.TYPE_FUNCTION, _symtable.TYPE_MODULE, _symtable.TYPE_CLASS,
+    )  # fmt: skip
+    _SCOPE_OFF, _SCOPE_MASK = _symtable.SCOPE_OFF, _symtable.SCOPE_MASK
+    _GLOBAL_SCOPES = (_symtable.GLOBAL_IMPLICIT, _symtable.GLOBAL_EXPLICIT)
+    _LOCAL_SCOPES = (_symtable.LOCAL, _symtable.CELL)
+    _DEF_IMPORT, _DEF_PARAM = _symtable.DEF_IMPORT, _symtable.DEF_PARAM
+except (ImportError, AttributeError):  # another interpreter: names are kept, never guessed
+    _symtable = None  # type: ignore[assignment]
 _NAME_FIELDS: dict[type, str] = {
     ast.Name: "id",
     ast.arg: "arg",

@@ -31,8 +31,9 @@ find a different place than a faithful one.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Literal
+from typing import Literal, cast
 
+from evoforge.archive import EDIT_MATCHES
 from evoforge.evolve.edits import _indent
 from evoforge.evolve.edits._fuzzy import FuzzyBudget, fuzzy_place
 from evoforge.evolve.edits._lines import Candidate, ProgramLines
@@ -40,8 +41,9 @@ from evoforge.evolve.edits._parse import EditBlock, EditError
 from evoforge.problems import END_MARKER, START_MARKER
 
 MatchKind = Literal["exact", "whitespace", "reindent", "fuzzy"]
-MATCH_KINDS: tuple[MatchKind, ...] = ("exact", "whitespace", "reindent", "fuzzy")
-"""The rules, strongest first; :attr:`AppliedEdit.match` is the loosest one an edit needed."""
+MATCH_KINDS = cast("tuple[MatchKind, ...]", EDIT_MATCHES)
+"""The rules, strongest first (the archive's ``edit_match`` values); :attr:`AppliedEdit.match`
+is the loosest one an edit needed."""
 
 _MAX_POSITIONS = 256  # line-aligned positions a rule examines per block before giving up
 _MAX_NAMED = 6  # places named in an ambiguity error

@@ -448,3 +448,13 @@ def test_proposal_setup_chooses_the_matching(monkeypatch, tiny, matching, applie
 @pytest.fixture
 def tiny(make_problem):
     return make_problem(TRIVIAL_SPEC, TRIVIAL_SEED)
+
+
+def test_match_kinds_are_the_archives_edit_match_values():
+    import typing
+
+    from evoforge.archive import EDIT_MATCHES
+    from evoforge.evolve.edits import MATCH_KINDS
+    from evoforge.evolve.edits._match import MatchKind
+
+    assert MATCH_KINDS == EDIT_MATCHES == typing.get_args(MatchKind)
