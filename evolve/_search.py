@@ -34,7 +34,10 @@ class SearchConfig(Settings):
             probability, near-duplicates of an elite of their island.
         near_duplicate_similarity: token-shingle Jaccard similarity at or above which a child
             is a near-duplicate.
-        near_duplicate_rejection: probability that a near-duplicate is rejected.
+        near_duplicate_rejection: probability that a near-duplicate is rejected. 0 by
+            default: in ``bench/search_quality.py`` rejecting near-duplicates did not help at
+            equal evaluations and threw away about 40 % of the model's answers (one-token
+            changes are near-duplicates); equivalents are always rejected.
         prompt_evolution: prompt variants (system message and task instructions) are kept in
             the archive, chosen by a bandit on their children's improvement rate, and new
             ones are written from the best (``evoforge prompts`` lists them).
@@ -48,6 +51,6 @@ class SearchConfig(Settings):
     fuzzy_threshold: Annotated[float, Field(gt=0.5, le=1)] = 0.9
     novelty: bool = True
     near_duplicate_similarity: Annotated[float, Field(gt=0, le=1)] = 0.95
-    near_duplicate_rejection: Share = 0.5
+    near_duplicate_rejection: Share = 0.0
     prompt_evolution: bool = False
     prompt_variant_every: Annotated[int, Field(ge=1)] = 40
