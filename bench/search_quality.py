@@ -112,6 +112,7 @@ class RunResult:
     duplicate: float
     cells: int
     first_ids: list[str] = field(default_factory=list)
+    stopped: str = ""  # why a run ended before its budget (e.g. a stall of duplicates)
 
 
 # --- running -----------------------------------------------------------------------------------
@@ -185,11 +186,13 @@ def run_one(
     started = time.perf_counter()
     done = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
-    if done.returncode != 0:
+    if done.returncode != 0 and not db.exists():
         raise RuntimeError(
             f"{problem}/{model}/{config}/seed {seed} failed ({done.returncode}): "
             f"{done.stderr[-2000:]}"
         )
+    # A run that failed part way (e.g. 200 attempts in a row with nothing new to evaluate: a
+    # deterministic model on one cell per island) counts with what it reached, never beyond.
     return read_run(db, problem, model, config, seed, budget, checkpoints, wall)
 
 
@@ -209,8 +212,9 @@ def read_run(
         timeline = archive.timeline(run.id)
         best_at: dict[int, float | None] = {}
         for b in checkpoints:
-            step = timeline.best_at(b)
+            step = timeline.best_at(b) if b <= run.evaluations else None
             best_at[b] = None if step is None else step.score
+        stopped = "" if run.status == "finished" else f"{run.status}: {run.stop_reason}"
         counts = archive.status_counts(run.id)
         attempts = max(1, sum(counts.values()) - 1)  # the seed is no attempt
         islands, first_ids = set(), []
@@ -232,6 +236,7 @@ def read_run(
         duplicate=counts.get("duplicate", 0) / attempts,
         cells=cells,
         first_ids=first_ids,
+        stopped=stopped,
     )
 
 
@@ -282,7 +287,7 @@ def print_run(r: RunResult) -> None:
     print(
         f"run {r.problem:<18} {r.model:<7} {r.config:<21} seed {r.seed}  {best}  "
         f"edit_error {r.edit_error:5.1%}  duplicate {r.duplicate:5.1%}  cells {r.cells:3d}  "
-        f"{r.wall_s:5.1f}s",
+        f"{r.wall_s:5.1f}s" + (f"  [{r.stopped[:90]}]" if r.stopped else ""),
         flush=True,
     )
 

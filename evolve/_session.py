@@ -164,6 +164,9 @@ async def _resume_locked(
         # A run started before [search] existed keeps its grid: built-in descriptors would
         # put its new programs in other cells than its old ones.
         stored["search"] = {"descriptors": "none"}
+    if "exploitation" not in (stored.get("islands") or {}):
+        # ... and its parent selection: the strategy alone, as when it started.
+        stored["islands"] = {**(stored.get("islands") or {}), "exploitation": 0.0}
     config = RunConfig.from_dict(stored, origin=f"run {run.id}")
     raised = {name: value for name, value in raises.items() if value is not None}
     if raised:

@@ -36,6 +36,12 @@ class IslandConfig(Settings):
         stagnation: an island whose best score has not improved for this many evaluations is
             reset from the best other island (0 disables resets).
         selection: parent-selection strategy name (see ``evoforge plugins``).
+        exploitation: probability that the parent is the island's best elite instead of the
+            strategy's pick, as OpenEvolve's exploitation ratio: with many cells the strategy
+            alone spreads the model's attention over weak elites. 0.8 by default: on
+            circle_packing without its descriptors (built-in ones instead), 600 evaluations,
+            3 seeds, best 2.49 with 0, 2.52 with 0.5, 2.58 with 0.8 (one cell per island:
+            2.58); with its own descriptors, 2.51 with 0 and 2.55 with 0.8.
         selection_options: keyword options for the strategy (e.g. ``{"size": 3}``).
         inspirations: inspirations per prompt (other elites shown to the model).
     """
@@ -47,6 +53,7 @@ class IslandConfig(Settings):
     migration_rate: Annotated[float, Field(gt=0, le=1)] = 0.1
     stagnation: Annotated[int, Field(ge=0)] = 150
     selection: Annotated[str, Field(min_length=1)] = "tournament"
+    exploitation: Annotated[float, Field(ge=0, le=1)] = 0.8
     selection_options: dict[str, Any] = Field(default_factory=dict)
     inspirations: Annotated[int, Field(ge=0)] = 2
 
@@ -94,7 +101,12 @@ class Islands:
         elites = self.archive.elites(self.run_id, island)
         if not elites:
             raise RuntimeError(f"island {island} is empty; seed the run before selecting")
-        index = self._strategy([e.score for e in elites], rng, **self.config.selection_options)
+        scores = [e.score for e in elites]
+        exploit = self.config.exploitation
+        if exploit and len(elites) > 1 and float(rng.random()) < exploit:
+            index = max(range(len(elites)), key=lambda i: (scores[i], -elites[i].seq))
+        else:
+            index = self._strategy(scores, rng, **self.config.selection_options)
         parent = elites[index]
         others = [e for e in elites if e.program_id != parent.program_id]
         chosen: list[Elite] = []

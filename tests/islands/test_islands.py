@@ -155,6 +155,32 @@ def test_selection_is_deterministic_for_a_seeded_rng(archive, problem):
     assert len(set(picks)) == 1
 
 
+def _parents(islands, n=200):
+    return [islands.select(0, np.random.default_rng(seed)).parent.score for seed in range(n)]
+
+
+@pytest.mark.parametrize(("exploitation", "best_share"), [(1.0, (1.0, 1.0)), (0.5, (0.5, 0.8))])
+def test_exploitation_is_the_share_of_parents_that_are_the_islands_best(
+    archive, problem, exploitation, best_share
+):
+    islands = seeded(archive, problem, exploitation=exploitation)
+    for seq in range(1, 9):  # eight elites of scores 1..8 in eight cells of island 0
+        store(islands, program(islands, seq, float(seq), island=0, cell=seq))
+    parents = _parents(islands)
+    share = parents.count(8.0) / len(parents)
+    # 0.5 exploitation plus what tournaments of 3 among 9 elites give the best (~1/3 of them)
+    assert best_share[0] <= share <= best_share[1]
+
+
+def test_without_exploitation_the_strategy_picks_every_parent(archive, problem):
+    islands = seeded(archive, problem, exploitation=0.0)
+    for seq in range(1, 9):
+        store(islands, program(islands, seq, float(seq), island=0, cell=seq))
+    parents = _parents(islands)
+    assert parents.count(8.0) / len(parents) < 0.5
+    assert len(set(parents)) >= 5  # weaker elites are parents too
+
+
 @pytest.mark.parametrize("name", sorted(BUILTIN_STRATEGIES))
 @given(scores=st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=30), seed=st.integers(0, 99))
 def test_strategies_return_a_valid_index(name, scores, seed):
