@@ -12,7 +12,6 @@ import click
 from evoforge.archive import DEFAULT_DB
 from evoforge.evolve.cli._common import db_option
 from evoforge.evolve.models import POLICIES
-from evoforge.problems import versus
 
 
 def _quiet_option(func):
@@ -211,6 +210,7 @@ def _run_to_end(start, db: Path, quiet: bool) -> None:
 
 def _summary(run_id: str, report, db: Path) -> None:
     from evoforge.archive import Archive
+    from evoforge.problems import versus
 
     with Archive(db) as archive:
         seed = next(archive.programs(run_id), None)
@@ -257,6 +257,8 @@ def _summary(run_id: str, report, db: Path) -> None:
 
 def _held_out_lines(data: dict, baselines: dict) -> None:
     """The best program's held-out result (code never shown to the model) and its ratios."""
+    from evoforge.problems import versus
+
     if data.get("status") != "ok":
         click.echo(
             f"Held-out: the best program {data.get('status')} there: {data.get('error', '')}"
