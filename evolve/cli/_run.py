@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -198,6 +197,8 @@ def resume(run_id, budget, usd_budget, token_budget, db, quiet):
 
 
 def _run_to_end(start, db: Path, quiet: bool) -> None:
+    import asyncio
+
     from evoforge.evolve._progress import LiveProgress
 
     display = None if quiet else LiveProgress()

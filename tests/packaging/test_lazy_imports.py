@@ -25,8 +25,13 @@ LAZY = {
     "evoforge.problems": ROOT / "problems" / "__init__.py",
     "evoforge.evolve": ROOT / "evolve" / "__init__.py",
     "evoforge.evolve.models": ROOT / "evolve" / "models" / "__init__.py",
+    "evoforge.evolve.mining": ROOT / "evolve" / "mining" / "__init__.py",
+    "evoforge.evaluators.devices": ROOT / "evaluators" / "devices" / "__init__.py",
 }
-HEAVY = ("litellm", "numpy", "pandas", "sqlite_utils", "pydantic", "plotly", "starlette", "torch")
+HEAVY = (
+    "litellm", "numpy", "pandas", "sqlite_utils", "pydantic", "plotly", "starlette", "torch",
+    "asyncio",
+)  # fmt: skip
 """Modules ``evoforge --help`` must not import."""
 
 
