@@ -15,6 +15,7 @@ which imports evoforge's sandbox, is imported inside the hook that registers it:
 from pathlib import Path
 
 from evoforge import hookimpl
+
 _PROBLEM_DIR = Path(__file__).parent / "wordcount"
 
 
