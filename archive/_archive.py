@@ -9,8 +9,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlite_utils import Database
-
 from evoforge import _json
 from evoforge.archive import _failures, _mining, _timeline
 from evoforge.archive._base import PROGRAM_CACHE_SIZE
@@ -18,16 +16,18 @@ from evoforge.archive._errors import ArchiveError
 from evoforge.archive._failures import FailureGroup
 from evoforge.archive._front import Fronts
 from evoforge.archive._grids import Grids
-from evoforge.archive._migrations import NAMES, migrations
 from evoforge.archive._mining import Node
 from evoforge.archive._outcome import Status
 from evoforge.archive._program import INSERT_SQL, SELECT_SQL, Program, from_row, to_row
 from evoforge.archive._prompt_variants import PromptVariants
 from evoforge.archive._records import Event, LlmCall
 from evoforge.archive._runs import Runs
+from evoforge.archive._schema import is_current
 from evoforge.archive._timeline import Timeline
 
 if TYPE_CHECKING:
+    from sqlite_utils import Database
+
     from evoforge.problems import Objective
 
 BUSY_TIMEOUT_MS = 10_000  # a reader (`evoforge status`) may hold the file briefly
@@ -46,18 +46,8 @@ _LLM_STATUSES = ("ok", "error", "retry")
 _PAGE = 512  # rows per query when iterating, so no read statement stays open between pages
 
 
-DEFAULT_DB = "evoforge.db"
-"""The archive file when none is named (the CLI's ``--db``, the API's ``db``)."""
 EDIT_MATCHES = ("exact", "whitespace", "reindent", "fuzzy")
 """Values of ``Program.edit_match``, strictest first."""
-
-DB_ENV = "EVOFORGE_DB"
-"""Environment variable naming the archive file when none is named explicitly."""
-
-
-def default_db() -> Path:
-    """``$EVOFORGE_DB``, else ``evoforge.db`` in the working directory."""
-    return Path(os.environ.get(DB_ENV) or DEFAULT_DB)
 
 
 # What a read-only reader of an archive without a migration sees in its place (see _migrate).
@@ -135,6 +125,7 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
                 "run with `evoforge run` or pass the archive's path"
             )
         self._depth = 0  # nesting depth of transaction()
+        self._db: Database | None = None
         self._init_caches()
         try:
             if read_only:
@@ -149,13 +140,14 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
         except sqlite3.Error as e:
             raise ArchiveError(f"cannot open archive {self.path}: {e}") from e
         try:
-            self.db = Database(self.conn, execute_plugins=False)
             if read_only:
                 # Nothing here may write, whatever a caller runs on the connection; WAL lets
                 # it read while a run writes the file.
                 self.conn.execute("PRAGMA query_only = ON")
             else:
-                self.db.enable_wal()  # before any transaction: it cannot change inside one
+                # Before any transaction: the journal mode cannot change inside one.
+                if self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    self.conn.execute("PRAGMA journal_mode = wal")
                 self.conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints
                 self.conn.execute("PRAGMA foreign_keys = ON")
             self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -176,7 +168,24 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
         """Open (or create) the archive at ``path``; same as ``Archive(path)``."""
         return cls(path, read_only=read_only)
 
+    @property
+    def db(self) -> Database:
+        """The connection as a sqlite-utils ``Database`` (migrations, schema introspection).
+
+        Made on first use: sqlite-utils imports pandas and numpy when they are installed,
+        which reading an archive whose schema is current does not need.
+        """
+        if self._db is None:
+            from sqlite_utils import Database
+
+            self._db = Database(self.conn, execute_plugins=False)
+        return self._db
+
     def _migrate(self) -> None:
+        if is_current(self.conn):
+            return  # nothing pending, nothing unknown: no sqlite-utils needed
+        from evoforge.archive._migrations import NAMES, migrations
+
         unknown = [m.name for m in migrations.applied(self.db) if m.name not in NAMES]
         if unknown:
             raise ArchiveError(

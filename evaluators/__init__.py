@@ -11,42 +11,100 @@ a third-party package would register its own. Subpackages, one concept each:
 - :mod:`~evoforge.evaluators.devices`: the host's accelerators, fingerprints, exclusive slots;
 - :mod:`~evoforge.evaluators.timing`: interleaved wall time and callgrind counts on CPUs;
 - :mod:`~evoforge.evaluators.executors`: evaluations on a Ray cluster (``--executor ray``).
+
+Names are imported on first use (:mod:`evoforge.base.lazy`): loading the built-in plugin (every
+``evoforge`` command does) does not import the sandbox or the evaluators themselves.
 """
 
-from evoforge.archive import EvalResult, Status
-from evoforge.evaluators._base import Availability, Evaluator, ResourceRequest
-from evoforge.evaluators._cascade import run_cascade
-from evoforge.evaluators._registry import evaluator_class, evaluator_origins, evaluators
-from evoforge.evaluators._scoring import classify_metrics, contain_result
-from evoforge.evaluators.devices import (
-    Device,
-    DeviceBusyError,
-    DeviceError,
-    DeviceSlots,
-    Inventory,
-    cpu_fingerprint,
-    fingerprint,
-    inventory,
-)
-from evoforge.evaluators.kernels import (
-    CudaEvaluator,
-    EvaluatorUnavailableError,
-    KernelBenchEvaluator,
-    MetalEvaluator,
-    TpuEvaluator,
-    TrainiumEvaluator,
-    TritonEvaluator,
-)
-from evoforge.evaluators.llvm import LlvmEvaluator
-from evoforge.evaluators.openevolve import OpenEvolveEvaluator
-from evoforge.evaluators.python import PythonEvaluator
-from evoforge.evaluators.sandbox import Isolation, Limits, SandboxError, SandboxRun, run_sandboxed
-from evoforge.evaluators.timing import (
-    CallgrindError,
-    WallComparison,
-    callgrind_instructions,
-    interleaved_wall,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evoforge.archive import EvalResult, Status
+    from evoforge.evaluators._base import Availability, Evaluator, ResourceRequest
+    from evoforge.evaluators._cascade import run_cascade
+    from evoforge.evaluators._registry import evaluator_class, evaluator_origins, evaluators
+    from evoforge.evaluators._scoring import classify_metrics, contain_result
+    from evoforge.evaluators.devices import (
+        Device,
+        DeviceBusyError,
+        DeviceError,
+        DeviceSlots,
+        Inventory,
+        cpu_fingerprint,
+        fingerprint,
+        inventory,
+    )
+    from evoforge.evaluators.kernels import (
+        CudaEvaluator,
+        EvaluatorUnavailableError,
+        KernelBenchEvaluator,
+        MetalEvaluator,
+        TpuEvaluator,
+        TrainiumEvaluator,
+        TritonEvaluator,
+    )
+    from evoforge.evaluators.llvm import LlvmEvaluator
+    from evoforge.evaluators.openevolve import OpenEvolveEvaluator
+    from evoforge.evaluators.python import PythonEvaluator
+    from evoforge.evaluators.sandbox import (
+        Isolation,
+        Limits,
+        SandboxError,
+        SandboxRun,
+        run_sandboxed,
+    )
+    from evoforge.evaluators.timing import (
+        CallgrindError,
+        WallComparison,
+        callgrind_instructions,
+        interleaved_wall,
+    )
+
+# name -> the module that defines it
+_EXPORTS = {
+    "EvalResult": "evoforge.archive",
+    "Status": "evoforge.archive",
+    "Availability": "evoforge.evaluators._base",
+    "Evaluator": "evoforge.evaluators._base",
+    "ResourceRequest": "evoforge.evaluators._base",
+    "run_cascade": "evoforge.evaluators._cascade",
+    "evaluator_class": "evoforge.evaluators._registry",
+    "evaluator_origins": "evoforge.evaluators._registry",
+    "evaluators": "evoforge.evaluators._registry",
+    "classify_metrics": "evoforge.evaluators._scoring",
+    "contain_result": "evoforge.evaluators._scoring",
+    "Device": "evoforge.evaluators.devices",
+    "DeviceBusyError": "evoforge.evaluators.devices",
+    "DeviceError": "evoforge.evaluators.devices",
+    "DeviceSlots": "evoforge.evaluators.devices",
+    "Inventory": "evoforge.evaluators.devices",
+    "cpu_fingerprint": "evoforge.evaluators.devices",
+    "fingerprint": "evoforge.evaluators.devices",
+    "inventory": "evoforge.evaluators.devices",
+    "CudaEvaluator": "evoforge.evaluators.kernels",
+    "EvaluatorUnavailableError": "evoforge.evaluators.kernels",
+    "KernelBenchEvaluator": "evoforge.evaluators.kernels",
+    "MetalEvaluator": "evoforge.evaluators.kernels",
+    "TpuEvaluator": "evoforge.evaluators.kernels",
+    "TrainiumEvaluator": "evoforge.evaluators.kernels",
+    "TritonEvaluator": "evoforge.evaluators.kernels",
+    "LlvmEvaluator": "evoforge.evaluators.llvm",
+    "OpenEvolveEvaluator": "evoforge.evaluators.openevolve",
+    "PythonEvaluator": "evoforge.evaluators.python",
+    "Isolation": "evoforge.evaluators.sandbox",
+    "Limits": "evoforge.evaluators.sandbox",
+    "SandboxError": "evoforge.evaluators.sandbox",
+    "SandboxRun": "evoforge.evaluators.sandbox",
+    "run_sandboxed": "evoforge.evaluators.sandbox",
+    "CallgrindError": "evoforge.evaluators.timing",
+    "WallComparison": "evoforge.evaluators.timing",
+    "callgrind_instructions": "evoforge.evaluators.timing",
+    "interleaved_wall": "evoforge.evaluators.timing",
+}
 
 __all__ = [
     # interface
@@ -95,3 +153,5 @@ __all__ = [
     "classify_metrics",
     "contain_result",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

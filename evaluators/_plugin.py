@@ -1,20 +1,25 @@
-"""Built-in plugin: the evaluators that ship with evoforge."""
+"""Built-in plugin: the evaluators that ship with evoforge.
 
-from evoforge.evaluators.kernels import (
-    CudaEvaluator,
-    MetalEvaluator,
-    TpuEvaluator,
-    TrainiumEvaluator,
-    TritonEvaluator,
-)
-from evoforge.evaluators.llvm import LlvmEvaluator
-from evoforge.evaluators.openevolve import OpenEvolveEvaluator
-from evoforge.evaluators.python import PythonEvaluator
+The evaluator classes are imported when the hook runs (when something asks which evaluators
+exist), not when the plugin loads: every ``evoforge`` command loads the plugins.
+"""
+
 from evoforge.plugins import hookimpl
 
 
 @hookimpl
 def register_evaluators(register):
+    from evoforge.evaluators.kernels import (
+        CudaEvaluator,
+        MetalEvaluator,
+        TpuEvaluator,
+        TrainiumEvaluator,
+        TritonEvaluator,
+    )
+    from evoforge.evaluators.llvm import LlvmEvaluator
+    from evoforge.evaluators.openevolve import OpenEvolveEvaluator
+    from evoforge.evaluators.python import PythonEvaluator
+
     register(PythonEvaluator)
     register(TpuEvaluator)
     register(MetalEvaluator)

@@ -5,25 +5,68 @@ A problem is a folder (``problem.py`` + a seed program) or a single spec file; s
 Built-in problems live in ``problems/builtin`` and are registered through the
 ``register_problems`` hook like any third-party problem. Other formats (KernelBench task files,
 OpenEvolve folders) run unmodified through :mod:`evoforge.problems.adapters`.
+
+Names are imported on first use (:mod:`evoforge.base.lazy`): the archive and the ``evoforge``
+command use the problem model (:class:`Problem`, :class:`Direction`) without pydantic's
+declarations and the loader.
 """
 
-from evoforge.problems._baselines import measure_baselines, versus
-from evoforge.problems._blocks import END_MARKER, START_MARKER, Block, BlockError, find_blocks
-from evoforge.problems._declaration import DECLARATIONS, Declaration, ProblemSpecError
-from evoforge.problems._define import CACHE_ENV, define_problem
-from evoforge.problems._host import problem_unready, setup_problem
-from evoforge.problems._loader import SPEC_FILENAME, import_spec, load_problem
-from evoforge.problems._spec import (
-    PASSED,
-    Descriptor,
-    Direction,
-    Objective,
-    Problem,
-    Stage,
-    Threshold,
-    Tuning,
-)
-from evoforge.problems._suites import KERNEL_SUITE, suites
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evoforge.problems._baselines import measure_baselines
+    from evoforge.problems._blocks import END_MARKER, START_MARKER, Block, BlockError, find_blocks
+    from evoforge.problems._declaration import DECLARATIONS, Declaration, ProblemSpecError
+    from evoforge.problems._define import CACHE_ENV, define_problem
+    from evoforge.problems._host import problem_unready, setup_problem
+    from evoforge.problems._loader import SPEC_FILENAME, import_spec, load_problem
+    from evoforge.problems._spec import (
+        PASSED,
+        Descriptor,
+        Direction,
+        Objective,
+        Problem,
+        Stage,
+        Threshold,
+        Tuning,
+    )
+    from evoforge.problems._suites import KERNEL_SUITE, suites
+    from evoforge.problems._versus import versus
+
+# name -> the module that defines it
+_EXPORTS = {
+    "measure_baselines": "evoforge.problems._baselines",
+    "versus": "evoforge.problems._versus",
+    "END_MARKER": "evoforge.problems._blocks",
+    "START_MARKER": "evoforge.problems._blocks",
+    "Block": "evoforge.problems._blocks",
+    "BlockError": "evoforge.problems._blocks",
+    "find_blocks": "evoforge.problems._blocks",
+    "DECLARATIONS": "evoforge.problems._declaration",
+    "Declaration": "evoforge.problems._declaration",
+    "ProblemSpecError": "evoforge.problems._declaration",
+    "CACHE_ENV": "evoforge.problems._define",
+    "define_problem": "evoforge.problems._define",
+    "problem_unready": "evoforge.problems._host",
+    "setup_problem": "evoforge.problems._host",
+    "SPEC_FILENAME": "evoforge.problems._loader",
+    "import_spec": "evoforge.problems._loader",
+    "load_problem": "evoforge.problems._loader",
+    "PASSED": "evoforge.problems._spec",
+    "Descriptor": "evoforge.problems._spec",
+    "Direction": "evoforge.problems._spec",
+    "Objective": "evoforge.problems._spec",
+    "Problem": "evoforge.problems._spec",
+    "Stage": "evoforge.problems._spec",
+    "Threshold": "evoforge.problems._spec",
+    "Tuning": "evoforge.problems._spec",
+    "KERNEL_SUITE": "evoforge.problems._suites",
+    "suites": "evoforge.problems._suites",
+}
 
 __all__ = [
     # declaration
@@ -62,3 +105,5 @@ __all__ = [
     "import_spec",
     "load_problem",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

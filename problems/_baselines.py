@@ -66,23 +66,3 @@ def measure_baselines(problem: Problem) -> dict[str, dict[str, float]]:
         ) from None
     result.update(measured)
     return result
-
-
-def versus(
-    objectives: dict[str, float], baselines: dict[str, dict[str, float]]
-) -> list[tuple[str, str]]:
-    """``(label, "text_bytes 0.974×")`` for each baseline sharing objectives with a result.
-
-    The ratio is the result's value over the baseline's, in the objective's own direction: for
-    a minimised objective, below 1 is better.
-    """
-    lines = []
-    for label, values in baselines.items():
-        ratios = [
-            f"{name} {objectives[name] / reference:.4g}×"
-            for name, reference in values.items()
-            if name in objectives and reference
-        ]
-        if ratios:
-            lines.append((label, ", ".join(ratios)))
-    return lines

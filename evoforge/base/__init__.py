@@ -7,4 +7,6 @@ underscore) because they are imported across packages.
 
 - :mod:`evoforge.base.frames`: length-prefixed frames, the one wire format between evoforge's
   processes (the sandbox's servers and runners, the proposal workers).
+- :mod:`evoforge.base.lazy`: package namespaces whose names are imported on first use, so a
+  command imports only what it uses.
 """

@@ -3,7 +3,6 @@ a table of the tasks and KernelBench's metrics on stdout (progress on stderr).""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +17,8 @@ def run_batch_command(
     resolved: Any, settings: Callable[[Any], dict], db: Path, quiet: bool
 ) -> None:
     """Run every problem of ``resolved`` and print the suite's table and metrics."""
+    import asyncio
+
     from evoforge.evolve._batch import run_batch, suite_metrics
     from evoforge.evolve._progress import LiveProgress
 

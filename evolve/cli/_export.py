@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import click
@@ -95,6 +94,8 @@ def export(run_id, directory, best, pareto, objectives, force, verify, db, as_js
 
 def _verify(run, programs) -> list[dict]:
     """Evaluate the programs again through the run's problem, as a run would."""
+    import asyncio
+
     from evoforge.evolve._config import ConfigError
     from evoforge.evolve.mining import reproduced, verify
     from evoforge.problems import load_problem

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -12,7 +11,6 @@ import click
 from evoforge.archive import DEFAULT_DB
 from evoforge.evolve.cli._common import db_option
 from evoforge.evolve.models import POLICIES
-from evoforge.problems import versus
 
 
 def _quiet_option(func):
@@ -199,6 +197,8 @@ def resume(run_id, budget, usd_budget, token_budget, db, quiet):
 
 
 def _run_to_end(start, db: Path, quiet: bool) -> None:
+    import asyncio
+
     from evoforge.evolve._progress import LiveProgress
 
     display = None if quiet else LiveProgress()
@@ -211,6 +211,7 @@ def _run_to_end(start, db: Path, quiet: bool) -> None:
 
 def _summary(run_id: str, report, db: Path) -> None:
     from evoforge.archive import Archive
+    from evoforge.problems import versus
 
     with Archive(db) as archive:
         seed = next(archive.programs(run_id), None)
@@ -257,6 +258,8 @@ def _summary(run_id: str, report, db: Path) -> None:
 
 def _held_out_lines(data: dict, baselines: dict) -> None:
     """The best program's held-out result (code never shown to the model) and its ratios."""
+    from evoforge.problems import versus
+
     if data.get("status") != "ok":
         click.echo(
             f"Held-out: the best program {data.get('status')} there: {data.get('error', '')}"

@@ -9,28 +9,63 @@ Example::
         view = run_view(archive, run)
         print(view.describe(run.best_score))  # "sum_radii 2.61 (max)"
         stats = run_stats(archive, run, view=view)
+
+Names are imported on first use (:mod:`evoforge.base.lazy`): ``evoforge status`` formats values
+(:func:`fmt`) without loading export or statistics.
 """
 
-from evoforge.evolve.mining._export import (
-    REL_TOL,
-    Exported,
-    ExportError,
-    export_programs,
-    metadata,
-    reproduced,
-    verify,
-)
-from evoforge.evolve.mining._prompts import OFF_MESSAGE, first_change, prompt_variant_table
-from evoforge.evolve.mining._stats import (
-    CHECKPOINTS,
-    STATUS_LABELS,
-    checkpoints,
-    compare_runs,
-    run_stats,
-    run_summary,
-    step_dict,
-)
-from evoforge.evolve.mining._view import RunView, arrow, fmt, run_view
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evoforge.evolve.mining._export import (
+        REL_TOL,
+        Exported,
+        ExportError,
+        export_programs,
+        metadata,
+        reproduced,
+        verify,
+    )
+    from evoforge.evolve.mining._prompts import OFF_MESSAGE, first_change, prompt_variant_table
+    from evoforge.evolve.mining._stats import (
+        CHECKPOINTS,
+        STATUS_LABELS,
+        checkpoints,
+        compare_runs,
+        run_stats,
+        run_summary,
+        step_dict,
+    )
+    from evoforge.evolve.mining._view import RunView, arrow, fmt, run_view
+
+# name -> the module that defines it
+_EXPORTS = {
+    "REL_TOL": "evoforge.evolve.mining._export",
+    "Exported": "evoforge.evolve.mining._export",
+    "ExportError": "evoforge.evolve.mining._export",
+    "export_programs": "evoforge.evolve.mining._export",
+    "metadata": "evoforge.evolve.mining._export",
+    "reproduced": "evoforge.evolve.mining._export",
+    "verify": "evoforge.evolve.mining._export",
+    "OFF_MESSAGE": "evoforge.evolve.mining._prompts",
+    "first_change": "evoforge.evolve.mining._prompts",
+    "prompt_variant_table": "evoforge.evolve.mining._prompts",
+    "CHECKPOINTS": "evoforge.evolve.mining._stats",
+    "STATUS_LABELS": "evoforge.evolve.mining._stats",
+    "checkpoints": "evoforge.evolve.mining._stats",
+    "compare_runs": "evoforge.evolve.mining._stats",
+    "run_stats": "evoforge.evolve.mining._stats",
+    "run_summary": "evoforge.evolve.mining._stats",
+    "step_dict": "evoforge.evolve.mining._stats",
+    "RunView": "evoforge.evolve.mining._view",
+    "arrow": "evoforge.evolve.mining._view",
+    "fmt": "evoforge.evolve.mining._view",
+    "run_view": "evoforge.evolve.mining._view",
+}
 
 __all__ = [
     # prompt variants
@@ -59,3 +94,5 @@ __all__ = [
     "reproduced",
     "verify",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

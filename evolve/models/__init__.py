@@ -8,40 +8,83 @@
 - :func:`record_answer` and :func:`record_failure` write every attempt to the archive.
 
 litellm is imported on first use (it costs seconds), never at import of this package.
+
+Names are imported on first use (:mod:`evoforge.base.lazy`): the ``evoforge`` command reads
+:data:`POLICIES` without numpy and pydantic.
 """
 
-from evoforge._secrets import REDACTED, redact
-from evoforge.evolve.models._calls import call_tokens, record_answer, record_failure
-from evoforge.evolve.models._client import (
-    DEFAULT_POLICY,
-    Completion,
-    complete,
-    load_litellm,
-    prepare,
-    register_custom_provider,
-)
-from evoforge.evolve.models._pool import (
-    POLICIES,
-    ModelOutage,
-    ModelPool,
-    ModelSpec,
-    ModelSpecError,
-    ModelStats,
-    Policy,
-)
-from evoforge.evolve.models._redact import RedactingFilter, install_log_redaction
-from evoforge.evolve.models._retry import (
-    KINDS,
-    RETRYABLE,
-    Attempt,
-    EmptyAnswer,
-    Failure,
-    ModelError,
-    RetryPolicy,
-    call_with_retries,
-    classify,
-    parse_retry_after,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evoforge._secrets import REDACTED, redact
+    from evoforge.evolve.models._calls import call_tokens, record_answer, record_failure
+    from evoforge.evolve.models._client import (
+        DEFAULT_POLICY,
+        Completion,
+        complete,
+        load_litellm,
+        prepare,
+        register_custom_provider,
+    )
+    from evoforge.evolve.models._policy import POLICIES, Policy
+    from evoforge.evolve.models._pool import (
+        ModelOutage,
+        ModelPool,
+        ModelSpec,
+        ModelSpecError,
+        ModelStats,
+    )
+    from evoforge.evolve.models._redact import RedactingFilter, install_log_redaction
+    from evoforge.evolve.models._retry import (
+        KINDS,
+        RETRYABLE,
+        Attempt,
+        EmptyAnswer,
+        Failure,
+        ModelError,
+        RetryPolicy,
+        call_with_retries,
+        classify,
+        parse_retry_after,
+    )
+
+# name -> the module that defines it
+_EXPORTS = {
+    "REDACTED": "evoforge._secrets",
+    "redact": "evoforge._secrets",
+    "call_tokens": "evoforge.evolve.models._calls",
+    "record_answer": "evoforge.evolve.models._calls",
+    "record_failure": "evoforge.evolve.models._calls",
+    "DEFAULT_POLICY": "evoforge.evolve.models._client",
+    "Completion": "evoforge.evolve.models._client",
+    "complete": "evoforge.evolve.models._client",
+    "load_litellm": "evoforge.evolve.models._client",
+    "prepare": "evoforge.evolve.models._client",
+    "register_custom_provider": "evoforge.evolve.models._client",
+    "POLICIES": "evoforge.evolve.models._policy",
+    "ModelOutage": "evoforge.evolve.models._pool",
+    "ModelPool": "evoforge.evolve.models._pool",
+    "ModelSpec": "evoforge.evolve.models._pool",
+    "ModelSpecError": "evoforge.evolve.models._pool",
+    "ModelStats": "evoforge.evolve.models._pool",
+    "Policy": "evoforge.evolve.models._policy",
+    "RedactingFilter": "evoforge.evolve.models._redact",
+    "install_log_redaction": "evoforge.evolve.models._redact",
+    "KINDS": "evoforge.evolve.models._retry",
+    "RETRYABLE": "evoforge.evolve.models._retry",
+    "Attempt": "evoforge.evolve.models._retry",
+    "EmptyAnswer": "evoforge.evolve.models._retry",
+    "Failure": "evoforge.evolve.models._retry",
+    "ModelError": "evoforge.evolve.models._retry",
+    "RetryPolicy": "evoforge.evolve.models._retry",
+    "call_with_retries": "evoforge.evolve.models._retry",
+    "classify": "evoforge.evolve.models._retry",
+    "parse_retry_after": "evoforge.evolve.models._retry",
+}
 
 __all__ = [
     # calling a model
@@ -80,3 +123,5 @@ __all__ = [
     "install_log_redaction",
     "redact",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

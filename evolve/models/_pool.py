@@ -16,17 +16,15 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, get_args
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from evoforge._secrets import redact
 from evoforge._validation import ConfigError, Settings, hidden_value_error
+from evoforge.evolve.models._policy import POLICIES
 
-Policy = Literal["weighted", "ucb1"]
-"""How a call picks its model: by weight, or UCB1 on improvement per unit cost."""
-POLICIES: tuple[str, ...] = get_args(Policy)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PERMANENT = frozenset({"auth", "not_found"})  # no number of quick retries will fix these
 _MAX_DOUBLINGS = 4  # a cooldown grows to at most 16 times cooldown_s

@@ -266,3 +266,12 @@ def test_a_file_that_is_not_sqlite_is_a_clear_error(tmp_path: Path) -> None:
     path.write_text("these are my notes, not a database\n" * 100)
     with pytest.raises(ArchiveError, match="not a database; is it an evoforge archive"):
         Archive(path)
+
+
+def test_the_light_list_of_migration_names_is_the_migration_set() -> None:
+    """Opening an archive skips sqlite-utils when it has applied exactly these names
+    (evoforge.archive._schema): a migration missing from the list would never be applied."""
+    from evoforge.archive._migrations import NAMES
+    from evoforge.archive._schema import MIGRATION_NAMES
+
+    assert MIGRATION_NAMES == NAMES, "add the new migration's name to archive/_schema.py"

@@ -65,7 +65,9 @@ def test_entry_point_is_discovered_and_loaded_by_the_plugin_manager():
     assert any(
         plugin is module and dist.project_name == DIST for plugin, dist in pm.list_plugin_distinfo()
     )
-    assert evaluators()["example-script"] is module.ScriptEvaluator
+    from evoforge_example._script import ScriptEvaluator  # imported by its hook, not at load
+
+    assert evaluators()["example-script"] is ScriptEvaluator
     assert evaluator_origins()["example-script"] == ("example", DIST)
     assert problems()["example_wordcount"].endswith("wordcount")
 
