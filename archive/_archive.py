@@ -405,6 +405,7 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
     def count_programs(self, run_id: str, status: Status | str | None = None) -> int:
         """How many programs the run holds, optionally of one status."""
         # run_status_counts is kept by a trigger on every insert: O(statuses), not O(run).
+        params: tuple[str, ...]
         if status is None:
             sql, params = "SELECT sum(n) FROM run_status_counts WHERE run_id = ?", (run_id,)
         else:
@@ -450,6 +451,7 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
             "VALUES (?, ?, ?, ?, ?, ?)",
             (run_id, seq, kind, island, _json.dumps(data or {}), time.time()),
         )
+        assert cursor.lastrowid is not None  # an INSERT always sets it
         return cursor.lastrowid
 
     def baselines(self, run_id: str) -> dict[str, dict[str, float]]:
@@ -462,6 +464,7 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
 
     def events(self, run_id: str, kind: str | None = None) -> list[Event]:
         """The run's events in the order they were recorded, optionally of one kind."""
+        params: tuple[str, ...]
         if kind is None:
             sql, params = "WHERE run_id = ?", (run_id,)
         else:
@@ -521,11 +524,13 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
              completion_tokens, cost_usd, error, time.time(), attempt, error_kind,
              status_code, retry_after_s, waited_s),
         )  # fmt: skip
+        assert cursor.lastrowid is not None  # an INSERT always sets it
         return cursor.lastrowid
 
     def llm_calls(self, run_id: str, *, seq: int | None = None) -> list[LlmCall]:
         """The run's model call attempts in ``seq`` order (attempts of one call in order);
         with ``seq``, only those made for that attempt (the calls behind one program)."""
+        params: tuple[str | int, ...]
         where, params = "run_id = ?", (run_id,)
         if seq is not None:
             where, params = "run_id = ? AND seq = ?", (run_id, seq)

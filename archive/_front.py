@@ -18,7 +18,7 @@ file since (``PRAGMA data_version``), and dropped on rollback.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -45,7 +45,7 @@ def spec_json(objectives: Sequence[Objective]) -> str:
     return _json.dumps([[o.name, str(Direction(o.direction))] for o in objectives])
 
 
-def point_of(objectives: dict[str, object], spec: Spec) -> tuple[float, ...] | None:
+def point_of(objectives: Mapping[str, object], spec: Spec) -> tuple[float, ...] | None:
     """The oriented point (bigger is better) of a program, or None when it takes no part."""
     point = []
     for name, up in spec:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 
-def non_dominated(points: np.ndarray) -> np.ndarray:
+def non_dominated(points: npt.ArrayLike) -> np.ndarray:
     """Indices of the rows of ``points`` that no other row dominates, in ascending order.
 
     Every column is to be maximised (orient minimised objectives first). Row ``a`` dominates

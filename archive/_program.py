@@ -202,7 +202,8 @@ def to_row(p: Program) -> tuple[Any, ...]:
 
 
 _FIELDS = tuple(Program.__dataclass_fields__)
-_scan_json = json.JSONDecoder().scan_once
+# The C scanner behind json.loads; typeshed does not declare the attribute.
+_scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _decode_json_columns(texts: Sequence[str | None]) -> list[Any]:

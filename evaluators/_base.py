@@ -64,8 +64,8 @@ class ResourceRequest:
             if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0:
                 raise ValueError(f"ray_resources {name} = {amount!r}: expected a number >= 0")
         return cls(
-            float(amounts["num_cpus"]),  # type: ignore[arg-type]
-            float(amounts["num_gpus"]),  # type: ignore[arg-type]
+            float(amounts["num_cpus"]),
+            float(amounts["num_gpus"]),
             {str(k): float(v) for k, v in custom.items()},
         )
 

@@ -241,7 +241,7 @@ def _sync(coroutine: Coroutine[Any, Any, T]) -> T:
     except RuntimeError:
         return asyncio.run(coroutine)
     started = threading.Event()
-    handle: dict[str, Callable[[], None]] = {}
+    handle: dict[str, Callable[[], object]] = {}
 
     async def main() -> T:
         loop, task = asyncio.get_running_loop(), asyncio.current_task()

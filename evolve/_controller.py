@@ -386,7 +386,7 @@ class Controller:
         self.timings.edit_cpu_s.append(proposal.edit_cpu_s)
         mode = Mode(context.mode)
         partners = (*context.inspirations, *filter(None, [context.second_parent]))
-        common = dict(
+        common: dict[str, Any] = dict(
             seq=seq,
             parent=parent,
             island=island,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from types import TracebackType
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -32,11 +33,16 @@ class LiveProgress:
         self._live.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         if self._live is not None:
             if self._snapshot is not None:
                 self._live.update(render(self._snapshot))  # the final state, unthrottled
-            self._live.__exit__(*exc)
+            self._live.__exit__(exc_type, exc, traceback)
             if not self.console.is_terminal:
                 self.console.line()
 

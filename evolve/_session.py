@@ -460,7 +460,10 @@ def make_executor(cls: type[Evaluator], problem: Problem, config: RunConfig) -> 
     if config.executor == "ray":
         from evoforge.evaluators.executors import RayExecutor
 
-        return RayExecutor(cls, problem, workers=config.workers, address=config.ray_address)
+        # It has an Evaluator's interface (start, evaluate, close, async with) without
+        # subclassing it: the class it runs remotely is the Evaluator.
+        ray = RayExecutor(cls, problem, workers=config.workers, address=config.ray_address)
+        return ray  # type: ignore[return-value]
     return cls(problem, workers=config.workers)
 
 

@@ -207,8 +207,8 @@ class Islands:
         The island holding the run's best program is never reset: it is not stagnant, it is
         ahead. Returns None when there is nothing better to reseed from.
         """
-        bests = {i: self._best(i) for i in range(self.config.count)}
-        leader = max((i for i in bests if bests[i] is not None), key=lambda i: (bests[i].score, -i))
+        bests = {i: best for i in range(self.config.count) if (best := self._best(i)) is not None}
+        leader = max(bests, key=lambda i: (bests[i].score, -i))
         if leader == island:
             return None
         donor = bests[leader]

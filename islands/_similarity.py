@@ -179,7 +179,7 @@ try:  # CPython's symbol table (what the public `symtable` module wraps)
     _LOCAL_SCOPES = (_symtable.LOCAL, _symtable.CELL)
     _DEF_IMPORT, _DEF_PARAM = _symtable.DEF_IMPORT, _symtable.DEF_PARAM
 except (ImportError, AttributeError):  # another interpreter: names are kept, never guessed
-    _symtable = None  # type: ignore[assignment]
+    _symtable = None
 _NAME_FIELDS: dict[type, str] = {
     ast.Name: "id",
     ast.arg: "arg",

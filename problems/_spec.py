@@ -74,7 +74,7 @@ class Threshold:
                 "function or fix the threshold in the problem's `stages`"
             )
         number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not (number and math.isfinite(value)):
+        if not number or not isinstance(value, int | float) or not math.isfinite(value):
             return (
                 f"stage {stage!r}: threshold metric {self.metric!r} is {value!r}; "
                 "expected a finite number"
@@ -168,7 +168,8 @@ class Problem:
     memory_mb: int = 2048
     preload: tuple[str, ...] = ("numpy",)
     description: str = ""
-    options: Mapping[str, object] = field(default_factory=dict)
+    # Evaluator-specific settings (JSON values): each evaluator reads and converts its own.
+    options: Mapping[str, Any] = field(default_factory=dict)
     stages: tuple[Stage, ...] = ()
     """Cascade stages, cheapest first; empty: one run of ``entry()`` scored by ``evaluate``."""
     baselines: Mapping[str, Mapping[str, float]] = field(default_factory=dict)

@@ -209,7 +209,7 @@ def _detect_cuda() -> tuple[list[Device], dict[str, str]]:
 
 def _nvidia_smi(smi: str) -> tuple[list[Device], str]:
     """GPUs from ``nvidia-smi --query-gpu``; compute capability and CUDA version where known."""
-    fields = (*_SMI_FIELDS, "compute_cap")
+    fields: tuple[str, ...] = (*_SMI_FIELDS, "compute_cap")
     out, error = _run([smi, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"])
     if out is None:  # old drivers have no compute_cap field
         fields = _SMI_FIELDS
@@ -319,7 +319,7 @@ def _detect_metal() -> tuple[list[Device], dict[str, str]]:
     if platform.system() != "Darwin":
         return [], {"metal": f"not macOS ({platform.system()} {platform.machine()})"}
     try:
-        import Metal  # type: ignore[import-not-found]  # pyobjc-framework-Metal
+        import Metal  # pyobjc-framework-Metal
     except ImportError:
         return [], {"metal": "pyobjc-framework-Metal is not installed"}
     device = Metal.MTLCreateSystemDefaultDevice()

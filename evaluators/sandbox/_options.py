@@ -20,6 +20,8 @@ from evoforge.evaluators.sandbox._mount_plan import filesystem_mode
 from evoforge.problems import SPEC_FILENAME, ProblemSpecError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from evoforge.problems import Problem
 
 
@@ -97,7 +99,7 @@ class SandboxOptions(Settings):
             return ["--no-filesystem"]
         folder = problem.spec_path.parent
         own = folder if problem.spec_path.name == SPEC_FILENAME else problem.spec_path
-        hidden = (own, *self.sandbox_hidden_paths)
+        hidden: tuple[Path | str, ...] = (own, *self.sandbox_hidden_paths)
         return [arg for path in hidden for arg in ("--hide", str(folder / path))]
 
 

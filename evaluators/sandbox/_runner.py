@@ -139,7 +139,7 @@ def reply_result(
     objectives and descriptors (when ``classify`` and the run was ok), artifacts, timings and
     the ``device`` fingerprint. A reply with an unknown status is ``crashed``."""
     try:
-        status = Status(reply.get("status"))
+        status = Status(str(reply.get("status")))
     except ValueError:
         status = Status.CRASHED
     artifacts = {str(k): str(v) for k, v in (reply.get("artifacts") or {}).items()}

@@ -101,7 +101,7 @@ def filter_program() -> tuple[Any, str]:
     program = body + tail
     filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
     prog = _SockFprog(len(program), filters)
-    prog._keep = filters  # type: ignore[attr-defined]
+    prog._keep = filters
     return ctypes.pointer(prog), ""
 
 

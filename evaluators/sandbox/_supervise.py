@@ -199,7 +199,8 @@ def _classify(run: SandboxRun, wait_status: int, reason: str, data: bytes, limit
             run.error = "the result channel held data the sandbox did not write (tampering)"
             return
         run.status, run.header = status, header
-        run.error = header.get("error") if isinstance(header.get("error"), str) else ""
+        error = header.get("error")
+        run.error = error if isinstance(error, str) else ""
 
 
 def _kill_group(pgid: int) -> bool:

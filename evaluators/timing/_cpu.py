@@ -226,7 +226,7 @@ async def _run_measurement(problem: Problem, source: str, mode: str) -> dict[str
     timeout_s = float(options.get("cpu_timing_timeout_s", 50 * problem.timeout_s))
     repeats = int(options.get("cpu_timing_repeats", 10))
     warmups = int(options.get("cpu_timing_warmups", 2))
-    request = {
+    request: dict[str, Any] = {
         "mode": mode,
         "source": source,
         "seed_source": problem.seed_source,

@@ -123,7 +123,7 @@ def _parse(match: re.Match[str], line: int) -> Knob:
             f"{where}: {text!r} is not a literal; a knob is `NAME = 3  # knob: int 1..8`"
         ) from None
     start = match.start("value")
-    span = {"start": start, "end": start + len(text)}
+    end = start + len(text)
     if "|" in spec or spec.startswith(("'", '"')):
         try:
             choices = tuple(ast.literal_eval(part.strip()) for part in spec.split("|"))
@@ -134,7 +134,7 @@ def _parse(match: re.Match[str], line: int) -> Knob:
             ) from None
         if default not in choices:
             raise KnobError(f"{where}: {default!r} is not one of its choices {list(choices)}")
-        return Knob(name, "categorical", default, choices=choices, **span)
+        return Knob(name, "categorical", default, choices=choices, start=start, end=end)
     found = _RANGE.match(spec)
     if found is None:
         raise KnobError(
@@ -155,4 +155,4 @@ def _parse(match: re.Match[str], line: int) -> Knob:
     low, high = min(low, default), max(high, default)
     if log and low <= 0:
         raise KnobError(f"{where}: the log range {low:g}..{high:g} needs values > 0")
-    return Knob(name, kind, default, low=low, high=high, log=log, **span)
+    return Knob(name, kind, default, low=low, high=high, log=log, start=start, end=end)

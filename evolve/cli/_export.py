@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -62,9 +63,9 @@ def export(run_id, directory, best, pareto, objectives, force, verify, db, as_js
             programs = archive.top(run.id, best)
     done = export_programs(run, programs, directory, view=view, force=force)
     checks = _verify(run, [e.program for e in done]) if verify else None
-    rows = []
+    rows: list[dict[str, Any]] = []
     for index, item in enumerate(done):
-        row = {
+        row: dict[str, Any] = {
             "rank": item.rank,
             "program_id": item.program.id,
             "source": str(item.source_path),

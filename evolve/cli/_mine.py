@@ -189,11 +189,11 @@ def lineage(program_id, run_id, with_diff, db, as_json):
         f"{'edit':10}  {'lines':>9}  model"
     )
     for s in steps:
-        change = "" if s["change"] is None else f"{s['change']:+.6g}"
+        shown = "" if s["change"] is None else f"{s['change']:+.6g}"
         lines = "" if s["lines_added"] is None else f"+{s['lines_added']}/-{s['lines_removed']}"
         value = fmt(s["value"]) if s["status"] == "ok" else s["status"]
         click.echo(
-            f"{s['step']:>4}  {s['id']:16}  {s['seq']:>6}  {value:>14}  {change:>12}  "
+            f"{s['step']:>4}  {s['id']:16}  {s['seq']:>6}  {value:>14}  {shown:>12}  "
             f"{s['edit_kind']:10}  {lines:>9}  {s['model'] or '—'}"
         )
         if with_diff and s.get("diff"):

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from evoforge.evolve.cli._common import json_option
+
+if TYPE_CHECKING:
+    from evoforge.evaluators import Evaluator
 
 
 @click.command("plugins")
@@ -25,7 +29,7 @@ def plugins_command(as_json):
     from evoforge.evaluators import sandbox
 
     origins = evaluators.evaluator_origins()
-    data = {
+    data: dict[str, Any] = {
         "plugins": [{"name": n, "origin": o} for n, o in plugins.plugin_names()],
         "evaluators": [
             _evaluator_row(name, cls, *origins[name])
@@ -60,7 +64,7 @@ def plugins_command(as_json):
         click.echo(f"  {name}: {state}")
 
 
-def _evaluator_row(name: str, cls: type, plugin: str, origin: str) -> dict:
+def _evaluator_row(name: str, cls: type[Evaluator], plugin: str, origin: str) -> dict:
     """One evaluator's line; a plugin whose ``availability()`` raises is shown, not fatal."""
     try:
         availability = cls.availability()
@@ -94,7 +98,7 @@ def problems_command(ctx, as_json):
     from evoforge import evaluators, plugins
     from evoforge.problems import load_problem
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, path in sorted(plugins.problems().items()):
         problem = load_problem(path)
         rows.append(

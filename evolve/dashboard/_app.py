@@ -33,7 +33,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from evoforge.archive import Archive
@@ -165,7 +165,7 @@ def create_app(
 
         return html, api
 
-    routes = []
+    routes: list[BaseRoute] = []
     for path, template, builder, params in (
         ("/", "runs", _pages.runs_page, ()),
         ("/compare", "compare", _pages.compare_page, ()),

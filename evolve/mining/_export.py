@@ -112,6 +112,7 @@ def export_programs(
     directory.mkdir(parents=True, exist_ok=True)
     done = []
     for rank, program, source_path, metadata_path in planned:
+        assert program.source is not None  # checked while planning
         source_path.write_text(program.source, encoding="utf-8", newline="")
         data = metadata(run, program, rank, view)
         text = json.dumps(data, indent=2, default=_json.to_jsonable)

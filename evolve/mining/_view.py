@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from evoforge import _json
 from evoforge.problems import Descriptor, Direction, Objective
@@ -64,6 +64,13 @@ class RunView:
                 return objective
         known = ", ".join(o.name for o in self.objectives) or "none known"
         raise KeyError(f"no objective {name!r} in this run (its objectives: {known})")
+
+    @overload
+    def value(self, score: float) -> float: ...
+    @overload
+    def value(self, score: None) -> None: ...
+    @overload
+    def value(self, score: float | None) -> float | None: ...
 
     def value(self, score: float | None) -> float | None:
         """The primary objective's own value for a stored ``score`` (None stays None)."""

@@ -140,8 +140,8 @@ async def complete(
     try:
         api_key = spec.read_api_key()
     except ModelSpecError as exc:
-        attempt = Attempt("auth", redact(str(exc)), 0.0)
-        raise ModelError(str(exc), kind="auth", attempts=(attempt,)) from None
+        failed = Attempt("auth", redact(str(exc)), 0.0)
+        raise ModelError(str(exc), kind="auth", attempts=(failed,)) from None
     kwargs: dict[str, Any] = dict(
         model=spec.model,
         messages=messages,

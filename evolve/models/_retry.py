@@ -21,7 +21,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar, cast
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -181,7 +181,10 @@ def _headers(exc: BaseException) -> Mapping[str, str]:
         headers = getattr(response, "headers", None)
     if headers is None:
         headers = getattr(exc, "headers", None)
-    return headers if isinstance(headers, Mapping) or hasattr(headers, "get") else {}
+    if isinstance(headers, Mapping) or hasattr(headers, "get"):
+        # httpx's Headers and dicts are Mappings; some SDKs hand over other objects with .get
+        return cast("Mapping[str, str]", headers)
+    return {}
 
 
 def _retry_after(exc: BaseException) -> float | None:

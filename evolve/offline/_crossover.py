@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evoforge.evolve.offline._tree import Change, Mutation, Program
+from evoforge.evolve.offline._tree import Change, Mutation, Program, text_of
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -57,7 +57,7 @@ def crossover_candidates(prog: Program, others: list[Program]) -> list[Mutation]
                 prog.data, mine, mine_nums
             ) == _skeleton(other.data, theirs, their_nums):
                 changes = tuple(
-                    Change(a.start_byte, a.end_byte, b.text)
+                    Change(a.start_byte, a.end_byte, text_of(b))
                     for a, b in zip(mine_nums, their_nums, strict=True)
                     if a.text != b.text
                 )

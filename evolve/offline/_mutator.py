@@ -28,6 +28,7 @@ from evoforge.evolve.offline._tree import (
     Mutation,
     Program,
     in_range_call,
+    text_of,
 )
 from evoforge.problems import BlockError
 
@@ -106,7 +107,8 @@ def _perturb_float(value: float, rng: np.random.Generator) -> float:
 def _constant(prog: Program, rng: np.random.Generator) -> Mutation | None:
     weights = np.array([w for _, w in prog.numbers])
     node = prog.numbers[int(rng.choice(len(weights), p=weights / weights.sum()))][0]
-    text = node.text.decode()
+    text = text_of(node).decode()
+    new_text: str | None
     if node.type == "integer":
         value = int(text)
         new_text = str(_perturb_int(value, 1 if value >= 1 and in_range_call(node) else 0, rng))
@@ -122,7 +124,7 @@ def _constant(prog: Program, rng: np.random.Generator) -> Mutation | None:
 
 
 def _swap(node: tree_sitter.Node, new: str) -> Mutation:
-    old = node.text.decode()
+    old = text_of(node).decode()
     return Mutation(
         (Change(node.start_byte, node.end_byte, new.encode()),),
         f"'{old}' -> '{new}' (line {node.start_point.row + 1})",
@@ -131,7 +133,7 @@ def _swap(node: tree_sitter.Node, new: str) -> Mutation:
 
 def _operator(prog: Program, rng: np.random.Generator) -> Mutation | None:
     node = prog.operators[int(rng.integers(len(prog.operators)))]
-    text = node.text.decode()
+    text = text_of(node).decode()
     new = {"min": "max", "max": "min"}.get(text) or SWAPS[text]
     return _swap(node, new)
 
@@ -316,6 +318,7 @@ def mutate(
         if len(hunks) == wanted:
             break
         name = names[int(rng.choice(len(names), p=p))]
+        mutation: Mutation | None
         if name == "crossover":
             mutation = crossovers[int(rng.integers(len(crossovers)))]
         else:

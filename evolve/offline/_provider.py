@@ -63,7 +63,8 @@ class OfflineMutator(litellm.CustomLLM):
         response.created = int(time.time())
         prompt_tokens = _tokens("".join(message_text(m) for m in messages))
         completion_tokens = _tokens(answer)
-        response.usage = litellm.Usage(  # type: ignore[attr-defined]
+        # ModelResponse sets usage in __init__ without declaring it
+        response.usage = litellm.Usage(  # type: ignore[union-attr]
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             total_tokens=prompt_tokens + completion_tokens,

@@ -141,13 +141,21 @@ class Program:
                 self.items[key] = None if key in self.items else node
 
 
+def text_of(node: tree_sitter.Node) -> bytes:
+    """The node's source bytes. tree-sitter types ``Node.text`` as optional (a tree edited
+    without its source has none); every tree here is parsed from the program's bytes."""
+    text = node.text
+    assert text is not None, "a node of a tree parsed from source has its text"
+    return text
+
+
 def _nbytes(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _literal_value(node: tree_sitter.Node) -> float | None:
     """The value of a plain decimal literal (no hex, no underscores, not imaginary)."""
-    text = node.text.decode("ascii", "replace")
+    text = text_of(node).decode("ascii", "replace")
     if node.type == "integer":
         return float(int(text)) if text.isdigit() else None
     if "_" in text or text[-1:] in "jJ":
@@ -191,13 +199,13 @@ def _name(node: tree_sitter.Node) -> str | None:
         node = node.child_by_field_name("definition") or node
     if node.type in ("function_definition", "class_definition"):
         name = node.child_by_field_name("name")
-        return name.text.decode() if name is not None else None
+        return text_of(name).decode() if name is not None else None
     if node.type == "expression_statement" and node.named_child_count == 1:
         assignment = node.named_children[0]
         if assignment.type == "assignment":
             left = assignment.child_by_field_name("left")
             if left is not None and left.type == "identifier":
-                return left.text.decode() + "="
+                return text_of(left).decode() + "="
     return None
 
 

@@ -289,13 +289,18 @@ def _load(
                 raise PromptTemplateError(
                     f"{path}: cannot be read as UTF-8 text ({exc}); fix or remove the file"
                 ) from exc
-            _check_templates({path.stem: files[path.stem]}, lambda _n, p=path: str(p))
+            _check_templates({path.stem: files[path.stem]}, _always(str(path)))
         templates.update(files)
     given = dict(options)
     _check_templates(given, lambda name: f"{spec}: options['prompts'][{name!r}]")
     templates.update(given)
     templates.update(overrides)  # checked by PromptConfig
     return MappingProxyType(templates)
+
+
+def _always(where: str) -> Callable[[str], str]:
+    """An ``origin`` for one file's templates: every name comes from ``where``."""
+    return lambda _name: where
 
 
 def _check_templates(templates: Mapping[str, str], origin: Callable[[str], str]) -> None:

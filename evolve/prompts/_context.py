@@ -214,7 +214,8 @@ def short_diff(before: str, after: str, max_chars: int = DIFF_CHARS) -> str:
     cut = max(0, tail - _CONTEXT)
     a_mid, b_mid = a[lo : len(a) - cut], b[lo : len(b) - cut]
     marker = "… (diff cut)\n"
-    out, used = [], len(marker)
+    out: list[str] = []
+    used = len(marker)
     matcher = difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False)
     for group in matcher.get_grouped_opcodes(_CONTEXT):
         lines = [_hunk_header(group, lo)]

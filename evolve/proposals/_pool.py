@@ -369,9 +369,13 @@ class LocalProposer:
         from evoforge.evolve.models import prepare
 
         if self._ready is None:
-            self._ready = asyncio.get_running_loop().create_task(
-                asyncio.to_thread(lambda: [prepare(m) for m in self.setup.models])
-            )
+            models = self.setup.models
+
+            def prepare_all() -> None:
+                for model in models:
+                    prepare(model)
+
+            self._ready = asyncio.get_running_loop().create_task(asyncio.to_thread(prepare_all))
 
     async def wait_ready(self) -> None:
         """Return once the models are set up."""

@@ -30,6 +30,7 @@ from pathlib import Path
 from evoforge.problems._blocks import END_MARKER, START_MARKER, BlockError, find_blocks
 from evoforge.problems._declaration import ProblemSpecError
 from evoforge.problems._loader import SPEC_FILENAME, load_problem
+from evoforge.problems._spec import Problem
 from evoforge.problems.adapters._registry import Adapted, Adapter, AdaptOptions
 from evoforge.problems.adapters._write import GENERATED, identifier, sha256, write_folder
 
@@ -132,7 +133,7 @@ def adapt(path: Path, options: AdaptOptions) -> Adapted:
     return Adapted("kernelbench", path, tuple(problems), tuple(notes), batch=path.is_dir())
 
 
-def _adapt_task(file: Path, target: str, options: AdaptOptions) -> tuple[object, bool]:
+def _adapt_task(file: Path, target: str, options: AdaptOptions) -> tuple[Problem, bool]:
     source = file.read_text()
     seed_path = options.seed_file
     if seed_path is None:

@@ -226,10 +226,10 @@ def _llm(reader: _Reader, llm: Mapping[str, Any], run: dict[str, Any]) -> None:
                 reader.ignore(f"{where}.{name}")
         models.append(spec)
     for role in ("primary", "secondary"):
-        name = llm.get(f"{role}_model")
-        if not name:
+        role_model = llm.get(f"{role}_model")
+        if not role_model:
             continue
-        spec = {"model": _litellm(name)}
+        spec = {"model": _litellm(role_model)}
         weight = llm.get(f"{role}_model_weight")
         if weight is not None:
             spec["weight"] = reader.number(f"llm.{role}_model_weight", weight, minimum=1e-9)

@@ -124,7 +124,7 @@ def _rows(value: Any, label: str, width: int | None, n: int) -> tuple[list, str 
         return [], f"{label} must be a list of {n} {what}, got {_kind(value)}"
     if len(value) != n:
         return [], f"{label} has {len(value)} entries; expected exactly {n}"
-    rows = []
+    rows: list[Any] = []  # floats, or rows of floats when width is given
     for i, item in enumerate(value):
         if width is None:
             number, error = _number(item)

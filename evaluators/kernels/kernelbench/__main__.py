@@ -241,6 +241,7 @@ def _judge(
     )
 
     got, want = run.header.get("trials"), reference.header.get("trials")
+    assert isinstance(want, list), "the reference run (our own harness) lists its trials"
     if not isinstance(got, list) or len(got) != len(ctx.trials):
         return _violation("the candidate's result does not describe every trial (tampering)")
     metrics: dict[str, Any] = {"trials": len(ctx.trials)}

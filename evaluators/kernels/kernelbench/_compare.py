@@ -45,7 +45,8 @@ def decode(meta: Mapping[str, Any], payload: bytes | memoryview) -> np.ndarray:
     offset, nbytes = meta.get("offset"), meta.get("nbytes")
     if wire not in WIRE_DTYPES or not isinstance(shape, list):
         raise MalformedOutput(f"output description {dict(meta)!r} names no known layout")
-    if not all(isinstance(n, int) and n >= 0 for n in [*shape, offset, nbytes]):
+    sizes = [*shape, offset, nbytes]
+    if not all(isinstance(n, int) and n >= 0 for n in sizes) or not isinstance(offset, int):
         raise MalformedOutput(f"output description {dict(meta)!r} has bad sizes")
     dtype = np.dtype(wire)
     if math.prod(shape) * dtype.itemsize != nbytes or offset + nbytes > len(payload):

@@ -64,4 +64,4 @@ def report_cpu_as_cuda() -> None:
     """Make ``tensor.is_cuda`` True in this process (a CPU-only candidate's; irreversible)."""
     import torch
 
-    torch.Tensor.is_cuda = property(lambda self: True)  # type: ignore[assignment,method-assign]
+    torch.Tensor.is_cuda = property(lambda self: True)

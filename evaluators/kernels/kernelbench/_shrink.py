@@ -164,16 +164,16 @@ class _Replace(ast.NodeTransformer):
 
     def visit_Module(self, node: ast.Module) -> ast.Module:  # noqa: N802 - ast's API
         for statement in node.body:  # top level only: a function's locals stay as written
-            targets: list[ast.expr] = []
             if isinstance(statement, ast.Assign):
                 targets = statement.targets
             elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
                 targets = [statement.target]
+            else:
+                continue
             names = [t.id for t in targets if isinstance(t, ast.Name) and t.id in self.values]
-            if names and _is_size(statement.value):  # type: ignore[union-attr]
-                statement.value = ast.copy_location(  # type: ignore[union-attr]
-                    ast.Constant(self.values[names[0]]),
-                    statement.value,  # type: ignore[union-attr]
+            if names and statement.value is not None and _is_size(statement.value):
+                statement.value = ast.copy_location(
+                    ast.Constant(self.values[names[0]]), statement.value
                 )
         return node
 

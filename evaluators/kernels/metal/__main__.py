@@ -35,7 +35,7 @@ def main() -> int:
 
 def _evaluate(request: dict[str, Any]) -> dict[str, Any]:
     try:
-        import Metal  # type: ignore[import-not-found]
+        import Metal
     except ImportError:
         raise RunnerFailure("runtime_error", "pyobjc-framework-Metal is not installed") from None
     import numpy as np

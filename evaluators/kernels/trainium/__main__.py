@@ -123,10 +123,10 @@ def _guarded(job: Any) -> tuple[dict[str, Any], bytes]:
 def _outputs(request: dict[str, Any], trials: list[Any]) -> tuple[dict[str, Any], bytes]:
     def job() -> tuple[dict[str, Any], bytes]:
         import numpy as np
-        from neuronxcc import nki  # type: ignore[import-not-found]
+        from neuronxcc import nki
 
         kernel = nki.baremetal(_load(request["source"], request["entry"]))
-        found = {}
+        found: dict[str, Any] = {}  # Any: np.savez reads **found as arrays, by key
         for t, (_, arrays) in enumerate(trials):
             result = kernel(*[np.array(a) for a in arrays])
             leaves = result if isinstance(result, tuple | list) else (result,)
@@ -142,7 +142,7 @@ def _outputs(request: dict[str, Any], trials: list[Any]) -> tuple[dict[str, Any]
 def _bench(request: dict[str, Any], source: str, arrays: list[Any]) -> tuple[dict, bytes]:
     def job() -> tuple[dict[str, Any], bytes]:
         import numpy as np
-        from neuronxcc import nki  # type: ignore[import-not-found]
+        from neuronxcc import nki
 
         warmup, iters = int(request["warmups"]), int(request["repeats"])
         kernel = nki.benchmark(warmup=warmup, iters=iters)(_load(source, request["entry"]))
