@@ -46,7 +46,7 @@ _LLM_STATUSES = ("ok", "error", "retry")
 _PAGE = 512  # rows per query when iterating, so no read statement stays open between pages
 
 
-EDIT_MATCHES = ("exact", "whitespace", "reindent", "fuzzy")
+EDIT_MATCHES: tuple[str, ...] = ("exact", "whitespace", "reindent", "fuzzy")
 """Values of ``Program.edit_match``, strictest first."""
 
 
