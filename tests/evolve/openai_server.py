@@ -443,6 +443,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         api_key=args.api_key,
         echo_auth=args.echo_auth,
     )
+    return serve(server)
+
+
+def serve(server: OpenAIServer) -> int:
+    """Print ``READY <url>`` and serve until SIGTERM or SIGINT (the subprocess form)."""
 
     def _quit(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt  # leaves serve_forever's loop in this (the main) thread

@@ -41,7 +41,6 @@ import argparse
 import difflib
 import hashlib
 import json
-import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,7 +52,7 @@ from evoforge.evolve import EditError, apply_edit
 from evoforge.evolve.offline import call_rng, mutate, read_prompt
 from evoforge.evolve.prompts import CURRENT_PROGRAM_HEADING
 from evoforge.problems import END_MARKER, START_MARKER, BlockError
-from tests.evolve.openai_server import OpenAIServer
+from tests.evolve.openai_server import OpenAIServer, serve
 
 KINDS = (
     "no_indent",
@@ -362,18 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
     args = parser.parse_args(argv)
-    server = SloppyServer(port=args.port, delay_s=args.delay)
-
-    def _quit(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt  # leaves serve_forever's loop in this (the main) thread
-
-    signal.signal(signal.SIGTERM, _quit)
-    print(f"READY {server.url}", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return serve(SloppyServer(port=args.port, delay_s=args.delay))
 
 
 if __name__ == "__main__":
