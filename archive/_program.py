@@ -46,7 +46,8 @@ class Program:
         run_id: the run it belongs to.
         id: :func:`program_id` of ``source`` (:func:`attempt_id` when ``source`` is None).
         seq: attempt number within the run, unique, in the order attempts were handed out.
-        source: the full program text; None only for ``edit_error`` rows.
+        source: the full program text; None for ``edit_error`` rows and for ``duplicate``
+            rows of an exact copy (the source is the one of ``artifacts["duplicate_of"]``).
         parent_id: id of the program it was derived from; None for the seed.
         island: the island that produced it.
         generation: parent's generation + 1; 0 for the seed.

@@ -406,7 +406,7 @@ class Controller:
         common["edit_match"] = applied.match  # the rule that located its SEARCH texts
         child_id = program_id(applied.source)
         if child_id in self._in_flight or self.archive.has_program(self.run.id, child_id):
-            self._commit_duplicate(seq, completion, spec)
+            self._commit_duplicate(child_id, kind, common, completion, spec, tick, overhead)
             return
         # The child's fingerprint (equivalence key, shingles): made by the proposal worker.
         fp = proposal.fingerprint or fingerprint(applied.source, self.problem.language)
@@ -592,17 +592,38 @@ class Controller:
         self.timings.overhead_s.append(overhead + time.perf_counter() - tick)
         self._notify(program, outcome)
 
-    def _commit_duplicate(self, seq: int, completion: models.Completion, spec: ModelSpec) -> None:
-        with self.archive.transaction():
-            self._record_call(seq, completion, None)
-            self.archive.bump_run(self.run.id, duplicates=1)
-            self._advance(seq)
-        self.pool.record_success(
-            spec, improved=False, cost_usd=completion.cost_usd, tokens=call_tokens(completion)
+    def _commit_duplicate(
+        self,
+        twin: str,
+        kind: str,
+        common: dict[str, Any],
+        completion: models.Completion,
+        spec: ModelSpec,
+        tick: float,
+        overhead: float,
+    ) -> None:
+        """Store a child identical to a program of the run (or one being evaluated) as a
+        ``duplicate`` attempt without its source (it is ``twin``'s).
+
+        Stored, not only counted: the parent's next prompt then lists it among the recent
+        failures, so a model that answers the same prompt the same way (greedy decoding) is
+        asked something new instead of repeating itself until the run stalls.
+        """
+        result = EvalResult(
+            Status.DUPLICATE,
+            artifacts={
+                "error": f"the change reproduces program {twin}, which the run already has; "
+                "propose a different change",
+                "rule": "exact",
+                "duplicate_of": twin,
+            },
+            evaluations=0,
         )
+        program = self._program(source=None, result=result, edit_kind=kind, **common)
+        with self.archive.transaction():
+            self.archive.bump_run(self.run.id, duplicates=1)
+            self._commit(program, completion, spec, common["parent"].score, tick, overhead)
         self.snapshot.duplicates += 1
-        self.budgets.failed_streak += 1
-        self._report()
 
     def _model_failed(self, seq: int, spec: ModelSpec, exc: models.ModelError) -> None:
         """Every attempt of the call goes to the archive; the pool hears of the failure, and

@@ -79,7 +79,7 @@ def stats(run_id, db, as_json):
         )
     if data["novelty_rejected"]:
         click.echo(
-            f"  novelty filter: {data['novelty_rejected']} candidates "
+            f"  duplicates: {data['novelty_rejected']} candidates were "
             f"{data['status_labels']['duplicate']} (status duplicate)"
         )
     grid = data["grid"]

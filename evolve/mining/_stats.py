@@ -17,12 +17,12 @@ if TYPE_CHECKING:
     from evoforge.archive import Archive, Improvement, RunInfo, Timeline
 
 STATUS_LABELS: dict[str, str] = {
-    "duplicate": "rejected by the novelty filter (not evaluated)",
+    "duplicate": "copies or equivalents of programs of the run (not evaluated)",
 }
 """What a status means where its name alone does not say it, for people reading statistics.
-``duplicate`` rows are candidates the novelty filter (``[search] novelty``) found equivalent
-to, or nearly identical with, a program of the run; they used no evaluation. (The run's
-``duplicates`` counter is another thing: re-proposals of a stored program, never stored.)"""
+``duplicate`` rows are candidates identical to a program of the run (the run's
+``duplicates`` counter counts these too), or that the novelty filter (``[search] novelty``)
+found equivalent to, or nearly identical with, one; they used no evaluation."""
 
 CHECKPOINTS = (1, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 25_000, 50_000, 100_000)
 """Evaluation counts at which runs are compared (up to the longest run's evaluations)."""
@@ -74,8 +74,9 @@ def run_stats(
     the search's filters did (``search``: the rule that located each applied diff, how many
     needed more than an exact match, candidates the novelty filter rejected unevaluated).
 
-    ``novelty_rejected`` counts the candidates the novelty filter rejected (status
-    ``duplicate``); ``status_labels`` says what such statuses mean (:data:`STATUS_LABELS`).
+    ``novelty_rejected`` counts the candidates not evaluated as duplicates (status
+    ``duplicate``: exact copies and what the novelty filter rejected); ``status_labels`` says
+    what such statuses mean (:data:`STATUS_LABELS`).
 
     QD score is the sum of the global grid's elite scores (oriented, offset 0), as
     ``evoforge status`` reports it.

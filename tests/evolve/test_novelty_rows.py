@@ -67,11 +67,12 @@ def test_stats_count_and_label_novelty_rejections(filled):
     assert data["novelty_rejected"] == 1
     assert data["statuses"]["duplicate"] == 1
     assert data["status_labels"] == {"duplicate": STATUS_LABELS["duplicate"]}
-    assert STATUS_LABELS["duplicate"] == "rejected by the novelty filter (not evaluated)"
+    label = "copies or equivalents of programs of the run (not evaluated)"
+    assert STATUS_LABELS["duplicate"] == label
     result = CliRunner().invoke(cli, ["stats", run.id, "--db", str(db)])
     assert result.exit_code == 0, result.output
     assert (
-        "novelty filter: 1 candidates rejected by the novelty filter (not evaluated)"
+        "duplicates: 1 candidates were copies or equivalents of programs of the run (not evaluated)"
         in result.output
     )
     data = json.loads(CliRunner().invoke(cli, ["stats", run.id, "--db", str(db), "--json"]).stdout)

@@ -158,9 +158,12 @@ def test_unusable_answers_are_stored_with_reasons_and_cost_no_evaluation(tiny, t
     assert programs[1].source is None and programs[1].edit == "I would rather not."
     assert "not found" in programs[2].artifacts["error"].lower()
     assert "line 3, column 10" in programs[3].artifacts["error"]
-    assert [p.status for p in programs[4:]] == [Status.OK, Status.OK]
+    # the repeated child is stored as a duplicate attempt without a source
+    assert [p.status for p in programs[4:]] == [Status.OK, Status.DUPLICATE, Status.OK]
+    assert programs[5].source is None
+    assert programs[5].artifacts["duplicate_of"] == programs[4].id
     assert stored.evaluations == 3 and report.status == "finished"
-    assert stored.duplicates == 1 and stored.attempts == 6
+    assert stored.duplicates == 1 and stored.attempts == 7
 
 
 def test_an_empty_answer_is_stored_as_a_failed_attempt_with_its_reason(tiny, tmp_path, monkeypatch):

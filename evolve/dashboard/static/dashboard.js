@@ -103,7 +103,7 @@
       ["edits saved by tolerant matching", el("span", { id: "card-edits-saved",
         text: d.search.edits_saved + " / " + d.search.edits_applied,
         title: Object.entries(d.search.edit_matches).map(([k, v]) => k + " " + v).join(", ") })],
-      ["rejected by the novelty filter", el("span", { id: "card-novelty", text: d.novelty_rejected,
+      ["duplicates (not evaluated)", el("span", { id: "card-novelty", text: d.novelty_rejected,
         title: (d.status_labels && d.status_labels.duplicate) || "candidates not evaluated (status duplicate)" })],
       ["evaluations / min", fmt(d.evaluations_per_minute, 3)],
       ["cost", money(d.cost_usd) + (d.unpriced_calls ? " + " + d.unpriced_calls + " unpriced" : "")],
