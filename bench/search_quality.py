@@ -220,7 +220,8 @@ def read_run(
         islands, first_ids = set(), []
         for program in archive.programs(run.id):
             islands.add(program.island)
-            if program.seq > 0 and len(first_ids) < FIRST_PROGRAMS:
+            # sourceless rows (edit errors, copies) have ids made from seq: same in every run
+            if program.seq > 0 and program.source and len(first_ids) < FIRST_PROGRAMS:
                 first_ids.append(program.id)
         cells = sum(len(archive.elites(run.id, i)) for i in sorted(islands) if i >= 0)
     return RunResult(
