@@ -71,6 +71,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from _servers import start_server  # bench/ is on sys.path when run as a script
+
 import evoforge
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,17 +121,8 @@ class RunResult:
 
 
 def start_sloppy_server() -> tuple[subprocess.Popen[str], str]:
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tests.evolve.sloppy_server", "--port", "0"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    line = (server.stdout.readline() if server.stdout else "").strip()
-    if not line.startswith("READY "):
-        server.kill()
-        raise RuntimeError(f"the sloppy model server did not start: {line!r}")
-    return server, line.removeprefix("READY ")
+    command = [sys.executable, "-m", "tests.evolve.sloppy_server", "--port", "0"]
+    return start_server(command, ROOT, "the sloppy model server")
 
 
 def toml_value(value: object) -> str:

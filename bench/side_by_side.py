@@ -41,6 +41,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from _servers import start_server  # bench/ is on sys.path when run as a script
+
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "openai/bench-number-model"
 
@@ -106,18 +108,9 @@ OE_CONFIG_LEAN = OE_CONFIG_DEFAULTS + textwrap.dedent(
 OE_CONFIGS = {"defaults": OE_CONFIG_DEFAULTS, "lean": OE_CONFIG_LEAN}
 
 
-def start_server() -> tuple[subprocess.Popen, str]:
-    server = subprocess.Popen(
-        [sys.executable, str(ROOT / "bench" / "number_server.py")],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    line = (server.stdout.readline() if server.stdout else "").strip()
-    if not line.startswith("READY "):
-        server.kill()
-        raise RuntimeError(f"the model server did not start: {line!r}")
-    return server, line.removeprefix("READY ")
+def start_number_server() -> tuple[subprocess.Popen[str], str]:
+    command = [sys.executable, str(ROOT / "bench" / "number_server.py")]
+    return start_server(command, ROOT, "the model server")
 
 
 def trivial_seed() -> str:
@@ -243,7 +236,7 @@ def main() -> None:
         f"answering at once; OpenEvolve: {oe_version if python else oe_version}",
         flush=True,
     )
-    server, url = start_server()
+    server, url = start_number_server()
     rows = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
