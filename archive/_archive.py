@@ -9,7 +9,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evoforge import _json
 from evoforge.archive import _failures, _mining, _timeline
 from evoforge.archive._base import PROGRAM_CACHE_SIZE
 from evoforge.archive._errors import ArchiveError
@@ -24,6 +23,7 @@ from evoforge.archive._records import Event, LlmCall
 from evoforge.archive._runs import Runs
 from evoforge.archive._schema import is_current
 from evoforge.archive._timeline import Timeline
+from evoforge.base import jsonio
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -449,7 +449,7 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
         cursor = self.conn.execute(
             "INSERT INTO events (run_id, seq, kind, island, data_json, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (run_id, seq, kind, island, _json.dumps(data or {}), time.time()),
+            (run_id, seq, kind, island, jsonio.dumps(data or {}), time.time()),
         )
         assert cursor.lastrowid is not None  # an INSERT always sets it
         return cursor.lastrowid
@@ -472,7 +472,7 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
         rows = self.conn.execute(f"SELECT {_EVENT_COLUMNS} FROM events {sql} ORDER BY id", params)
         return [
             Event(id=r[0], run_id=r[1], kind=r[2], seq=r[3], island=r[4],
-                  data=_json.loads(r[5]), created_at=r[6])
+                  data=jsonio.loads(r[5]), created_at=r[6])
             for r in rows
         ]  # fmt: skip
 

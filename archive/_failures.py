@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evoforge import _json
 from evoforge.archive._outcome import Status
 from evoforge.archive._timeline import ids_by_seq
+from evoforge.base import jsonio
 
 if TYPE_CHECKING:
     from evoforge.archive._archive import Archive
@@ -118,7 +118,7 @@ def _add_without_error(archive: Archive, run_id: str, status: str, groups: dict)
         (run_id, status),
     )
     for seq, artifacts_json in rows:
-        message = failure_message(_json.loads(artifacts_json))
+        message = failure_message(jsonio.loads(artifacts_json))
         group = groups.setdefault((status, signature(message)), [0, message, seq, seq])
         group[0] += 1
         group[2] = min(group[2], seq)

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evoforge import _json
 from evoforge.archive._base import Store
 from evoforge.archive._outcome import Status
+from evoforge.base import jsonio
 from evoforge.problems import Direction
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def spec_of(objectives: Sequence[Objective]) -> Spec:
 
 def spec_json(objectives: Sequence[Objective]) -> str:
     """What ``runs.objectives_json`` holds: ``[[name, "maximize" | "minimize"], ...]``."""
-    return _json.dumps([[o.name, str(Direction(o.direction))] for o in objectives])
+    return jsonio.dumps([[o.name, str(Direction(o.direction))] for o in objectives])
 
 
 def point_of(objectives: Mapping[str, object], spec: Spec) -> tuple[float, ...] | None:
@@ -78,7 +78,7 @@ class Fronts(Store):
         ).fetchone()
         if row is None or row[0] is None:
             return None
-        return tuple((name, direction == "maximize") for name, direction in _json.loads(row[0]))
+        return tuple((name, direction == "maximize") for name, direction in jsonio.loads(row[0]))
 
     def _front(self, run_id: str) -> _Front | None:
         """The run's front in memory (None: the run keeps none), re-read when stale."""
@@ -99,7 +99,7 @@ class Fronts(Store):
         front = _Front(spec, version)
         points = []
         for program_id, objectives_json in rows:
-            point = point_of(_json.loads(objectives_json), spec)
+            point = point_of(jsonio.loads(objectives_json), spec)
             if point is not None:
                 front.ids.append(program_id)
                 points.append(point)

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evoforge import _json
 from evoforge.archive._errors import ArchiveError
 from evoforge.archive._outcome import Status, status_of
 from evoforge.archive._pareto import non_dominated
 from evoforge.archive._program import COLUMNS, ID_LENGTH, SELECT_SQL, Program, from_row
+from evoforge.base import jsonio
 
 if TYPE_CHECKING:
     from evoforge.archive._archive import Archive
@@ -96,7 +96,7 @@ def pareto_front(archive: Archive, run_id: str, objectives: Sequence[Objective])
     ids: list[str] = []
     points: list[list[float]] = []
     for program_id, objectives_json in rows:
-        values = _json.loads(objectives_json)
+        values = jsonio.loads(objectives_json)
         try:
             point = [o.oriented(float(values[o.name])) for o in objectives]
         except (KeyError, TypeError, ValueError):

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evoforge import _json
 from evoforge.archive._outcome import Status, status_of
+from evoforge.base import jsonio
 
 if TYPE_CHECKING:
     from evoforge.archive._outcome import EvalResult
@@ -191,7 +191,7 @@ def to_row(p: Program) -> tuple[Any, ...]:
             f"program {p.id} has a NaN score; store None for 'no score' "
             "(Program.from_result does this)"
         )
-    dumps = _json.dumps
+    dumps = jsonio.dumps
     return (
         p.run_id, p.id, p.seq, p.source, p.parent_id, p.island, p.generation, str(p.status),
         p.edit, p.edit_kind, None if p.score is None else float(p.score),
@@ -215,14 +215,14 @@ def _decode_json_columns(texts: Sequence[str | None]) -> list[Any]:
     the scanning of these small texts.
     """
     if any(t is None for t in texts):  # written by hand: decode one by one, as stored
-        return [None if t is None else _json.loads(t) for t in texts]
+        return [None if t is None else jsonio.loads(t) for t in texts]
     joined = f"[{','.join(texts)}]"  # type: ignore[arg-type]
     try:
         decoded, end = _scan_json(joined, 0)
     except StopIteration:
         end = -1
     if end != len(joined):  # malformed, or a column held more than one value
-        return _json.loads(joined)  # raises the JSONDecodeError that says where
+        return jsonio.loads(joined)  # raises the JSONDecodeError that says where
     return decoded
 
 

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from evoforge import _json
 from evoforge.archive._base import Store, check_fields
 from evoforge.archive._errors import ArchiveError
 from evoforge.archive._front import spec_json
 from evoforge.archive._records import RunInfo, RunStatus
+from evoforge.base import jsonio
 
 if TYPE_CHECKING:
     from evoforge.problems import Problem
@@ -35,7 +35,7 @@ _RUN_UPDATABLE = _RUN_COUNTERS | {
 
 def _run_from_row(row: Sequence[Any]) -> RunInfo:
     values = dict(zip(_RUN_COLUMNS, row, strict=True))
-    values["config"] = _json.loads(values.pop("config_json"))
+    values["config"] = jsonio.loads(values.pop("config_json"))
     values["status"] = RunStatus(values["status"])
     return RunInfo(**values)
 
@@ -94,7 +94,7 @@ class Runs(Store):
             self.conn.execute(
                 "INSERT INTO runs (id, problem, problem_path, config_json, seed, status, "
                 "created_at, updated_at, objectives_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, problem.name, str(problem.spec_path), _json.dumps(config), int(seed),
+                (run_id, problem.name, str(problem.spec_path), jsonio.dumps(config), int(seed),
                  RunStatus.RUNNING.value, now, now,
                  spec_json(objectives) if objectives else None),
             )  # fmt: skip
@@ -164,7 +164,7 @@ class Runs(Store):
         if "status" in fields:
             fields["status"] = RunStatus(fields["status"]).value
         if "config" in fields:
-            fields["config_json"] = _json.dumps(fields.pop("config"))
+            fields["config_json"] = jsonio.dumps(fields.pop("config"))
         columns = tuple(fields)
         sql = _update_run_sql(columns)
         cursor = self.conn.execute(sql, (*fields.values(), time.time(), run_id))

@@ -8,9 +8,9 @@ import reprlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evoforge import _json
-from evoforge._secrets import redact
 from evoforge.archive import EvalResult, Status
+from evoforge.base import jsonio
+from evoforge.base.redaction import redact
 from evoforge.problems import PASSED
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def contain_result(result: Any) -> EvalResult:
 
     What a candidate produced, or ``evaluate()`` echoed of it, reaches the engine here (from any
     evaluator, built-in or plugin), so every field is bounded or converted: metrics through
-    :func:`evoforge._json.sanitize` (depth, size, huge integers, unknown types); objectives,
+    :func:`evoforge.base.jsonio.sanitize` (depth, size, huge integers, unknown types); objectives,
     descriptors and timings as floats (an ``ok`` result whose objective or descriptor is not a
     finite number becomes ``incorrect``, saying which); artifacts and device texts as strings,
     capped (:data:`ARTIFACT_CHARS`) and with secrets redacted. Never raises: a result that cannot
@@ -123,7 +123,7 @@ def contain_result(result: Any) -> EvalResult:
     else:
         artifacts = {}
     artifacts = {**_texts(result.artifacts, ARTIFACT_CHARS, redacted=True), **artifacts}
-    metrics = _json.sanitize(
+    metrics = jsonio.sanitize(
         result.metrics if isinstance(result.metrics, dict) else {}, strict=False
     )
     numbers: dict[str, dict[str, float]] = {}

@@ -52,9 +52,9 @@ if TYPE_CHECKING:
         run,
         run_async,
     )
-    from evoforge._frames import to_frame
-    from evoforge._validation import ConfigError
+    from evoforge._dataframes import to_frame
     from evoforge.archive import DEFAULT_DB, Archive, ArchiveError, Program, RunInfo, Status
+    from evoforge.base.settings import ConfigError
     from evoforge.evolve import RunConfig, SeedError
     from evoforge.plugins import hookimpl
     from evoforge.problems import Problem, ProblemSpecError, define_problem, load_problem
@@ -75,7 +75,7 @@ _EXPORTS = {
     "Problem": "evoforge.problems",
     # mining
     "open_archive": "evoforge._api",
-    "to_frame": "evoforge._frames",
+    "to_frame": "evoforge._dataframes",
     "Archive": "evoforge.archive",
     "Program": "evoforge.archive",
     "RunInfo": "evoforge.archive",
@@ -84,7 +84,7 @@ _EXPORTS = {
     "hookimpl": "evoforge.plugins",
     # errors
     "ArchiveError": "evoforge.archive",
-    "ConfigError": "evoforge._validation",
+    "ConfigError": "evoforge.base.settings",
     "ProblemSpecError": "evoforge.problems",
     "SeedError": "evoforge.evolve",
 }

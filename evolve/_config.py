@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from evoforge._validation import ConfigError, Settings
+from evoforge.base.settings import ConfigError, Settings
 from evoforge.evolve._search import SearchConfig
 from evoforge.evolve.models import ModelSpec, Policy, RetryPolicy
 from evoforge.evolve.offline import MODEL as OFFLINE_MODEL

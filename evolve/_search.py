@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
-from evoforge._validation import Settings
+from evoforge.base.settings import Settings
 
 Share = Annotated[float, Field(ge=0, le=1)]
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from evoforge._validation import Settings
 from evoforge.archive import AddStatus, Elite, Program
+from evoforge.base.settings import Settings
 
 if TYPE_CHECKING:
     from evoforge.archive import Archive

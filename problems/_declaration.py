@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
-from evoforge._validation import Settings, describe_item
+from evoforge.base.settings import Settings, describe_item
 
 
 class ProblemSpecError(ValueError):

@@ -31,8 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evoforge._validation import ConfigError
 from evoforge.archive import EvalResult, Status
+from evoforge.base.settings import ConfigError
 from evoforge.evaluators.executors._actor import EvaluationActor
 from evoforge.evaluators.executors._files import ProblemFilesError, problem_files
 

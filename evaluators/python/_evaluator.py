@@ -12,8 +12,8 @@ import tempfile
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evoforge import _json
 from evoforge.archive import EvalResult, Status
+from evoforge.base import jsonio
 from evoforge.evaluators import timing as cpu_timing
 from evoforge.evaluators._base import Availability, Evaluator
 from evoforge.evaluators._cascade import run_cascade
@@ -119,8 +119,8 @@ class PythonEvaluator(Evaluator):
     scorer, the engine or any other process; the network (modes ``server`` and ``candidate``);
     host UNIX sockets; shared IPC; processes outliving the evaluation; timings from a patched
     clock (the server measures). Whatever the candidate returns or ``evaluate()`` echoes (any
-    type, size, depth or number) ends as a typed status (:func:`evoforge._json.sanitize` bounds
-    it), never as an engine failure.
+    type, size, depth or number) ends as a typed status (:func:`~evoforge.base.jsonio.sanitize`
+    bounds it), never as an engine failure.
 
     Not prevented: reading other files the candidate's user can read (the Python
     installation, the project's sources, ``/etc``); filling the disk through its working
@@ -430,7 +430,7 @@ class PythonEvaluator(Evaluator):
         artifacts = {str(k): str(v) for k, v in response.get("artifacts", {}).items()}
         timings = {str(k): float(v) for k, v in response.get("timings", {}).items()}
         timings["caller_s"] = caller_s
-        metrics = _json.sanitize(response.get("metrics") or {}, strict=False)
+        metrics = jsonio.sanitize(response.get("metrics") or {}, strict=False)
         if not isinstance(metrics, dict):
             raise TypeError(f"the metrics are a {type(metrics).__name__}, not a dict")
         objectives: dict[str, float] = {}
@@ -455,7 +455,7 @@ class _Server:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(frame)
         await self.proc.stdin.drain()
-        answer = _json.loads_untrusted(await read_frame_async(self.proc.stdout))
+        answer = jsonio.loads_untrusted(await read_frame_async(self.proc.stdout))
         if not isinstance(answer, dict):
             raise ValueError(f"the answer is a {type(answer).__name__}, not a dict")
         return answer

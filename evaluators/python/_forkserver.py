@@ -52,9 +52,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evoforge import _json
-from evoforge._secrets import redact
 from evoforge.archive import Status
+from evoforge.base import jsonio
+from evoforge.base.redaction import redact
 from evoforge.evaluators.sandbox import (
     NETWORK_MODES,
     THREAD_VARIABLES,
@@ -213,7 +213,7 @@ class Scorer:
             return {"error": f"{function}() crashed the scoring process ({how}); it was restarted"}
         why = "not a dict"
         try:
-            decoded = _json.loads_untrusted(reply)
+            decoded = jsonio.loads_untrusted(reply)
         except ValueError as exc:
             decoded, why = None, str(exc)
         if not isinstance(decoded, dict):
@@ -291,10 +291,10 @@ def _scorer_main(spec_path: str, rfd: int, wfd: int) -> None:
 
 def _score_one(evaluate: Any, frame: bytes, function: str = "evaluate") -> bytes:
     """Decode one output, call ``evaluate`` on it, encode its metrics, bounded
-    (:func:`evoforge._json.sanitize`): whatever the output or the metrics hold (any depth, size,
-    number), the reply is a frame the server and the engine can decode and store."""
+    (:func:`~evoforge.base.jsonio.sanitize`): whatever the output or the metrics hold (any depth,
+    size, number), the reply is a frame the server and the engine can decode and store."""
     try:
-        output = _json.loads_untrusted(frame)
+        output = jsonio.loads_untrusted(frame)
     except json.JSONDecodeError as exc:  # the sandbox's child wrote it with json.dumps
         return dumps(
             {
@@ -316,7 +316,7 @@ def _score_one(evaluate: Any, frame: bytes, function: str = "evaluate") -> bytes
             }
         )
     try:
-        return dumps({"metrics": _json.sanitize(dict(metrics))})
+        return dumps({"metrics": jsonio.sanitize(dict(metrics))})
     except Exception as exc:  # a type JSON has no form for, or a mapping that fails to copy
         return dumps(
             {"error": f"{function}() returned metrics that cannot be stored: {_describe(exc)}"}

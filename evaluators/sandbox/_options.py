@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
 from pydantic import Field, ValidationError
 
-from evoforge._validation import Settings, describe_item
+from evoforge.base.settings import Settings, describe_item
 from evoforge.evaluators.sandbox._host import python_paths, resolve_user, unreachable
 from evoforge.evaluators.sandbox._mount_plan import filesystem_mode
 from evoforge.problems import SPEC_FILENAME, ProblemSpecError

@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from evoforge import _json
-from evoforge.base import frames
+from evoforge.base import frames, jsonio
 from evoforge.base.frames import MAX_FRAME_BYTES, write_all
 
 __all__ = [
@@ -36,9 +35,9 @@ read_frame = frames.read
 
 
 def dumps(obj: Any) -> bytes:
-    """Compact JSON bytes (:func:`evoforge._json.dumps`); NaN and infinities are kept (checked
+    """Compact JSON bytes (:func:`evoforge.base.jsonio.dumps`); NaN and infinities are kept (checked
     later, not lost here)."""
-    return _json.dumps(obj).encode()
+    return jsonio.dumps(obj).encode()
 
 
 async def read_frame_async(reader: asyncio.StreamReader) -> bytes:

@@ -1,5 +1,4 @@
-"""The base layer: helpers every layer may import (frames now; JSON, secrets and validation move
-here next).
+"""The base layer: helpers every layer may import.
 
 It sits below every package of evoforge (plugins, problems, archive, evaluators, islands,
 evolve) and imports none of them, so any module may use it; its modules are public (no leading
@@ -7,6 +6,11 @@ underscore) because they are imported across packages.
 
 - :mod:`evoforge.base.frames`: length-prefixed frames, the one wire format between evoforge's
   processes (the sandbox's servers and runners, the proposal workers).
+- :mod:`evoforge.base.jsonio`: the one JSON encoder and the bounded decoder for untrusted values
+  (a candidate's output, a scorer's reply), NaN and infinities kept.
 - :mod:`evoforge.base.lazy`: package namespaces whose names are imported on first use, so a
   command imports only what it uses.
+- :mod:`evoforge.base.redaction`: what counts as a secret, and removing secrets from text.
+- :mod:`evoforge.base.settings`: the pydantic base of every configuration schema, and errors a
+  person can act on.
 """

@@ -15,8 +15,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from evoforge import _json
 from evoforge.archive import Status, non_dominated
+from evoforge.base import jsonio
 from evoforge.evolve.mining import (
     RunView,
     arrow,
@@ -461,7 +461,7 @@ def to_json(data: dict[str, Any]) -> str:
     """JSON for the page and the API: NaN and infinities (which JSON lacks) become null, and
     ``<``, ``>``, ``&`` are escaped (``\\u003c``...), so the text can sit inside a
     ``<script type="application/json">`` element: no candidate's ``</script>`` ends it."""
-    text = _json.dumps(_clean(data))
+    text = jsonio.dumps(_clean(data))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

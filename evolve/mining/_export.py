@@ -107,7 +107,7 @@ def export_programs(
         )
     import json
 
-    from evoforge import _json
+    from evoforge.base import jsonio
 
     directory.mkdir(parents=True, exist_ok=True)
     done = []
@@ -115,7 +115,7 @@ def export_programs(
         assert program.source is not None  # checked while planning
         source_path.write_text(program.source, encoding="utf-8", newline="")
         data = metadata(run, program, rank, view)
-        text = json.dumps(data, indent=2, default=_json.to_jsonable)
+        text = json.dumps(data, indent=2, default=jsonio.to_jsonable)
         metadata_path.write_text(text + "\n", encoding="utf-8")
         done.append(Exported(rank, program, source_path, metadata_path))
     return done

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
 
-from evoforge import _json
+from evoforge.base import jsonio
 from evoforge.problems import Descriptor, Direction, Objective
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def _last_session(archive: Archive, run_id: str) -> dict[str, Any]:
         "SELECT data_json FROM events WHERE run_id = ? AND kind IN (?, ?) ORDER BY id DESC LIMIT 1",
         (run_id, *_SESSION_EVENTS),
     ).fetchone()
-    return _json.loads(row[0]) if row else {}
+    return jsonio.loads(row[0]) if row else {}
 
 
 def _spec(path: str):
@@ -177,7 +177,7 @@ def _inferred(archive: Archive, run: RunInfo, ranked: list[str]) -> RunView:
     if not rows:
         return RunView(tuple(Objective(n) for n in ranked), (), "inferred")
     score, objectives_json = rows[0]
-    values = _json.loads(objectives_json)
+    values = jsonio.loads(objectives_json)
     names = ranked or list(values)
     primary = next((n for n in names if _close(values.get(n), score)), None)
     if primary is None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from evoforge.base.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from evoforge._secrets import REDACTED, redact
+    from evoforge.base.redaction import REDACTED, redact
     from evoforge.evolve.models._calls import call_tokens, record_answer, record_failure
     from evoforge.evolve.models._client import (
         DEFAULT_POLICY,
@@ -54,8 +54,8 @@ if TYPE_CHECKING:
 
 # name -> the module that defines it
 _EXPORTS = {
-    "REDACTED": "evoforge._secrets",
-    "redact": "evoforge._secrets",
+    "REDACTED": "evoforge.base.redaction",
+    "redact": "evoforge.base.redaction",
     "call_tokens": "evoforge.evolve.models._calls",
     "record_answer": "evoforge.evolve.models._calls",
     "record_failure": "evoforge.evolve.models._calls",

@@ -21,8 +21,8 @@ from typing import Annotated, Any, ClassVar
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from evoforge._secrets import redact
-from evoforge._validation import ConfigError, Settings, hidden_value_error
+from evoforge.base.redaction import redact
+from evoforge.base.settings import ConfigError, Settings, hidden_value_error
 from evoforge.evolve.models._policy import POLICIES
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

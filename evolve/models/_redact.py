@@ -1,6 +1,6 @@
 """Key safety in logs: API keys never reach a log record of evoforge, litellm or the HTTP
 clients under it (:func:`install_log_redaction`); the redaction itself is
-:func:`evoforge._secrets.redact`, shared with error messages and the archive.
+:func:`evoforge.base.redaction.redact`, shared with error messages and the archive.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import traceback
 
-from evoforge._secrets import redact
+from evoforge.base.redaction import redact
 
 
 class RedactingFilter(logging.Filter):

@@ -26,8 +26,8 @@ from typing import Annotated, Any, ClassVar, TypeVar, cast
 import numpy as np
 from pydantic import Field, model_validator
 
-from evoforge._secrets import redact
-from evoforge._validation import Settings
+from evoforge.base.redaction import redact
+from evoforge.base.settings import Settings
 
 KINDS = (
     "rate_limit",

@@ -52,8 +52,8 @@ from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from pydantic import Field, field_validator
 
-from evoforge._validation import Settings
 from evoforge.archive import Program
+from evoforge.base.settings import Settings
 from evoforge.evolve.prompts._context import FailedAttempt, PromptContext
 from evoforge.evolve.prompts._modes import Mode
 from evoforge.problems import BlockError, find_blocks

@@ -28,8 +28,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from evoforge._validation import ConfigError
 from evoforge.archive import ArchiveError, Status, attempt_outcomes
+from evoforge.base.settings import ConfigError
 
 if TYPE_CHECKING:
     from evoforge.archive import Archive, AttemptOutcome

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from pydantic import Field, model_validator
 
-from evoforge._validation import Settings
 from evoforge.archive import repairable_failures
+from evoforge.base.settings import Settings
 
 if TYPE_CHECKING:
     import numpy as np

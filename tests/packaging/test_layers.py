@@ -3,10 +3,9 @@ package reaches into another's private modules.
 
 Layers, lowest first: the base layer (``evoforge.base``: helpers every layer may import, which
 imports no other evoforge module), plugins, problems, archive, evaluators, islands, evolve; the
-``evoforge`` package itself is the public API on top. Of the API package's modules a layer may
-import only ``evoforge.base`` and, until they move into it, the shared helpers
-(``evoforge._json``, ``evoforge._secrets``, ``evoforge._validation``), which sit just above the
-base layer. Imports inside ``if TYPE_CHECKING:`` only name types for annotations and do not count.
+``evoforge`` package itself is the public API on top, which no layer imports. The base layer's
+modules are public and import nothing of evoforge but each other. Imports inside
+``if TYPE_CHECKING:`` only name types for annotations and do not count.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("plugins", "problems", "archive", "evaluators", "islands", "evolve")
 BASE = "base"  # evoforge.base, the lowest layer
-HELPERS = ("_json", "_secrets", "_validation")  # below every layer, above the base; moving there
 
 
 def _modules() -> list[tuple[str, Path]]:
@@ -68,8 +66,6 @@ def _runtime_imports(tree: ast.Module, module: str, is_package: bool) -> list[tu
 def _layer(module: str) -> int:
     parts = module.split(".")
     if len(parts) > 1 and parts[1] == BASE:
-        return -2
-    if len(parts) > 1 and parts[1] in HELPERS:
         return -1
     if len(parts) == 1 or parts[1] not in LAYERS:
         return len(LAYERS)  # the API
@@ -123,16 +119,16 @@ def test_packages_import_only_lower_layers_and_public_names() -> None:
         ("evoforge.archive._archive", "evoforge.archive._json", True),
         ("evoforge.evaluators", "evoforge.evaluators.python._evaluator", False),
         ("evoforge.evaluators.kernels.tpu._evaluator", "evoforge.evaluators.kernels._io", True),
-        ("evoforge.archive._grids", "evoforge._validation", True),
-        ("evoforge._validation", "evoforge.archive", False),
+        ("evoforge.archive._grids", "evoforge.base.settings", True),
+        ("evoforge.base.settings", "evoforge.archive", False),
         ("evoforge._api", "evoforge.evolve", True),
         ("evoforge.plugins._manager", "evoforge.base.frames", True),
         ("evoforge.evolve.proposals._frames", "evoforge.base.frames", True),
-        ("evoforge._json", "evoforge.base.frames", True),
-        ("evoforge.base.frames", "evoforge._json", False),
+        ("evoforge.base.jsonio", "evoforge.base.frames", True),
+        ("evoforge.base.settings", "evoforge.base.redaction", True),
         ("evoforge.base.frames", "evoforge.plugins", False),
         ("evoforge.evaluators.sandbox._protocol", "evoforge.base._private", False),
-        ("evoforge.evaluators.sandbox._protocol", "evoforge._frames", False),
+        ("evoforge.evaluators.sandbox._protocol", "evoforge._dataframes", False),
     ],
     ids=[
         "lower-imports-higher",
@@ -141,13 +137,13 @@ def test_packages_import_only_lower_layers_and_public_names() -> None:
         "own-private",
         "parent-into-child-private",
         "child-into-parent-private",
-        "shared-helper",
-        "helper-imports-a-layer",
+        "a-layer-imports-base",
+        "base-imports-archive",
         "api-uses-every-layer",
         "lowest-layer-imports-base",
         "highest-layer-imports-base",
-        "helper-imports-base",
-        "base-imports-a-helper",
+        "base-module-imports-base-module",
+        "base-imports-base",
         "base-imports-a-layer",
         "private-module-of-base",
         "api-module-other-than-base",

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Self, get_args
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import PydanticCustomError
 
-from evoforge._secrets import redact
+from evoforge.base.redaction import redact
 
 __all__ = ["ConfigError", "Settings", "describe", "describe_item", "hidden_value_error"]
 
