@@ -32,6 +32,11 @@ TRACE_ENV = "EVOFORGE_TRACE_HOOKS"
 pm = pluggy.PluginManager(PROJECT)
 pm.add_hookspecs(_hookspecs)
 _loaded = False
+# What each registration hook gave, by (hook, kind), with the implementations that gave it: a
+# command asks for the evaluators once per problem, and each ask would otherwise call every
+# plugin again (importing its classes' modules). Registering or removing a plugin changes the
+# implementations, so the entry is made again.
+_collected: dict[tuple[str, str], tuple[tuple[tuple[str, int], ...], dict[str, Any]]] = {}
 
 
 class PluginError(LookupError):
@@ -90,7 +95,8 @@ def collect(
 
     ``entry(plugin_name, *args)`` turns what a plugin passed to ``register`` into ``(name,
     value)``, raising :class:`PluginError` for a malformed registration. Implementations are
-    called one by one, in pluggy's order, so that every error can name the plugin.
+    called one by one, in pluggy's order, so that every error can name the plugin. The result is
+    reused while the hook's implementations stay the same (a traced run shows the first call).
 
     Returns:
         ``{name: (value, plugin_name)}``.
@@ -99,9 +105,14 @@ def collect(
         PluginError: a malformed registration (from ``entry``), two plugins registering
             different values under one name, or a plugin whose hook raised.
     """
+    impls = getattr(pm.hook, hook_name).get_hookimpls()
+    key = tuple((impl.plugin_name, id(impl.function)) for impl in impls)
+    cached = _collected.get((hook_name, kind))
+    if cached is not None and cached[0] == key:
+        return dict(cached[1])
     found: dict[str, tuple[Any, str]] = {}
     trace = pm.trace.root.get("hook")  # writes only when EVOFORGE_TRACE_HOOKS is set
-    for impl in reversed(getattr(pm.hook, hook_name).get_hookimpls()):
+    for impl in reversed(impls):
         if impl.hookwrapper or impl.wrapper:  # nothing to wrap: each plugin is called alone
             continue
         plugin = impl.plugin_name
@@ -129,6 +140,7 @@ def collect(
             raise PluginError(
                 f"plugin {plugin!r} failed in {hook_name}(): {type(exc).__name__}: {exc}"
             ) from exc
+    _collected[hook_name, kind] = (key, dict(found))
     return found
 
 

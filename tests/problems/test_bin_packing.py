@@ -56,6 +56,14 @@ def test_instances_are_the_same_every_time_and_have_their_distributions():
     assert held_out["or1"]["instances"][0] != training["or1"]["instances"][0]
 
 
+def test_the_stored_instances_are_the_generators(spec):
+    """The spec reads its instances from instances.json (so listing problems does not import
+    numpy); they must be what the generator makes. Regenerate after changing it with
+    json.dumps({"training": datasets(), "held_out": datasets(held_out=True)})."""
+    assert spec.TRAINING == datasets()
+    assert spec.HELD_OUT == datasets(held_out=True)
+
+
 def test_the_l1_bound_rounds_up():
     assert l1_bound([50, 50, 50], 100) == 2 and l1_bound([100, 100], 100) == 2
 

@@ -23,7 +23,10 @@ best-fit 5.37 %, FunSearch 3.11 %), which were measured on FunSearch's own insta
 beside ours for orientation, not as a like-for-like comparison.
 """
 
-from evoforge.problems.classic import best_fit, datasets, excess, excess_of, first_fit
+import json
+from pathlib import Path
+
+from evoforge.problems.classic import best_fit, excess, excess_of, first_fit
 
 name = "bin_packing"
 objectives = {
@@ -47,8 +50,12 @@ PUBLISHED = {
     "FunSearch, published": {"weibull_5k_excess_pct": 0.68, "or3_excess_pct": 3.11},
 }
 
-TRAINING = datasets()
-HELD_OUT = datasets(held_out=True)
+# The instances of evoforge.problems.classic.datasets(), stored so that loading the spec (every
+# `evoforge problems`) does not import numpy; tests/problems/test_bin_packing.py checks they are
+# the generator's.
+_INSTANCES = json.loads((Path(__file__).parent / "instances.json").read_text())
+TRAINING = _INSTANCES["training"]
+HELD_OUT = _INSTANCES["held_out"]
 # The candidate's main() gets the instances (it has to pack them); the scorer keeps its own
 # copy of them, so a candidate that packs other items is caught.
 stages = [{"name": "pack", "kwargs": {"training": TRAINING, "held_out": HELD_OUT}}]
