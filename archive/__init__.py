@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     )
     from evoforge.archive._lock import RunLock, lock_path
     from evoforge.archive._migrations import migrations
-    from evoforge.archive._mining import Node
     from evoforge.archive._outcome import EvalResult, Status
     from evoforge.archive._pareto import non_dominated
     from evoforge.archive._paths import DB_ENV, DEFAULT_DB, default_db
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
         VariantStats,
         variant_id,
     )
+    from evoforge.archive._queries import Node
     from evoforge.archive._records import Elite, Event, IslandState, LlmCall, RunInfo, RunStatus
     from evoforge.archive._stats import ArchiveStats
     from evoforge.archive._status import AddStatus
@@ -78,7 +78,7 @@ _EXPORTS = {
     "RunLock": "evoforge.archive._lock",
     "lock_path": "evoforge.archive._lock",
     "migrations": "evoforge.archive._migrations",
-    "Node": "evoforge.archive._mining",
+    "Node": "evoforge.archive._queries",
     "EvalResult": "evoforge.archive._outcome",
     "Status": "evoforge.archive._outcome",
     "non_dominated": "evoforge.archive._pareto",

@@ -9,16 +9,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evoforge.archive import _failures, _mining, _timeline
+from evoforge.archive import _failures, _queries, _timeline
 from evoforge.archive._base import PROGRAM_CACHE_SIZE
 from evoforge.archive._errors import ArchiveError
 from evoforge.archive._failures import FailureGroup
 from evoforge.archive._front import Fronts
 from evoforge.archive._grids import Grids
-from evoforge.archive._mining import Node
 from evoforge.archive._outcome import Status
 from evoforge.archive._program import INSERT_SQL, SELECT_SQL, Program, from_row, to_row
 from evoforge.archive._prompt_variants import PromptVariants
+from evoforge.archive._queries import Node
 from evoforge.archive._records import Event, LlmCall
 from evoforge.archive._runs import Runs
 from evoforge.archive._schema import is_current
@@ -380,7 +380,7 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
         Raises:
             ArchiveError: no program matches, or more than one does (the message lists them).
         """
-        return _mining.find_program(self, id_or_prefix, run_id)
+        return _queries.find_program(self, id_or_prefix, run_id)
 
     def programs(
         self, run_id: str, *, status: Status | str | None = None, after_seq: int | None = None
@@ -544,35 +544,35 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
 
     def top(self, run_id: str, k: int = 10) -> list[Program]:
         """The ``k`` best ok programs, best score first; equal scores by lower ``seq``."""
-        return _mining.top(self, run_id, k)
+        return _queries.top(self, run_id, k)
 
     def pareto_front(self, run_id: str, objectives: Sequence[Objective]) -> list[Program]:
         """The ok programs no other ok program dominates on ``objectives``, in ``seq`` order.
 
-        See :func:`evoforge.archive._mining.pareto_front`.
+        See :func:`evoforge.archive._queries.pareto_front`.
         """
-        return _mining.pareto_front(self, run_id, objectives)
+        return _queries.pareto_front(self, run_id, objectives)
 
     def lineage(self, run_id: str, program_id: str) -> list[Program]:
         """The chain of ancestors of a program, root (the seed) first, the program last."""
-        return _mining.lineage(self, run_id, program_id)
+        return _queries.lineage(self, run_id, program_id)
 
     def diff(self, run_id: str, program_id: str) -> str:
         """Unified diff of a program against its parent (against nothing for the seed)."""
-        return _mining.diff(self, run_id, program_id)
+        return _queries.diff(self, run_id, program_id)
 
     def best_over_time(self, run_id: str) -> list[tuple[int, float]]:
         """``(seq, best score so far)`` at each attempt that improved the run's best score."""
-        return _mining.best_over_time(self, run_id)
+        return _queries.best_over_time(self, run_id)
 
     def lineage_tree(
         self, run_id: str, program_id: str, *, max_descendants: int = 300
     ) -> list[Node]:
         """A program's ancestors, itself and its nearest descendants, in ``seq`` order.
 
-        See :func:`evoforge.archive._mining.lineage_tree`.
+        See :func:`evoforge.archive._queries.lineage_tree`.
         """
-        return _mining.lineage_tree(self, run_id, program_id, max_descendants=max_descendants)
+        return _queries.lineage_tree(self, run_id, program_id, max_descendants=max_descendants)
 
     def timeline(self, run_id: str) -> Timeline:
         """The run's successive bests (overall and per island) by evaluation, and its attempts

@@ -49,6 +49,19 @@ class FailureGroup:
     first_seq: int
     last_seq: int
 
+    def to_dict(self) -> dict[str, object]:
+        """The group as JSON values: one shape for ``evoforge failures --json`` and the
+        dashboard."""
+        return {
+            "status": str(self.status),
+            "signature": self.signature,
+            "count": self.count,
+            "example": self.example,
+            "example_id": self.example_id,
+            "first_seq": self.first_seq,
+            "last_seq": self.last_seq,
+        }
+
 
 def failure_message(artifacts: dict[str, str]) -> str:
     """What a failed attempt's artifacts say went wrong, in one line of text.

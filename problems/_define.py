@@ -111,10 +111,10 @@ def define_problem(
     except BlockError as exc:
         raise ProblemSpecError(where, "seed", str(exc)) from None
     spec = _spec_source(where, values, evaluate, list(functions))
-    target = Path(folder) if folder is not None else _cache_folder(name, spec, seed)
+    target = Path(folder) if folder is not None else cache_folder(name, spec, seed)
     target.mkdir(parents=True, exist_ok=True)
-    _write_if_changed(target / SPEC_FILENAME, spec)
-    _write_if_changed(target / _SEED_FILE, seed)
+    write_if_changed(target / SPEC_FILENAME, spec)
+    write_if_changed(target / _SEED_FILE, seed)
     return load_problem(target)
 
 
@@ -258,7 +258,7 @@ def _docstring(text: str) -> str:
     return str(text).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
 
 
-def _cache_folder(name: str, spec: str, seed: str) -> Path:
+def cache_folder(name: str, spec: str, seed: str) -> Path:
     root = os.environ.get(CACHE_ENV) or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "evoforge"
     )
@@ -266,7 +266,7 @@ def _cache_folder(name: str, spec: str, seed: str) -> Path:
     return Path(root) / "problems" / f"{name}-{digest}"
 
 
-def _write_if_changed(path: Path, text: str) -> None:
+def write_if_changed(path: Path, text: str) -> None:
     """Leave an identical file alone (its mtime too), so a redefinition costs nothing."""
     if path.is_file() and path.read_text() == text:
         return

@@ -156,7 +156,7 @@ def corpus(name: str) -> tuple[str, ...]:
 
 def ready(names: Iterable[str] = tuple(LIBRARIES), cache: Path | None = None) -> str:
     """Why the cache cannot serve ``names`` yet ("" when it can). Costs a few ``stat`` calls."""
-    manifest = _manifest(cache or cache_dir())
+    manifest = read_manifest(cache or cache_dir())
     missing = []
     for name in names:
         files = library_files(name, cache)
@@ -192,7 +192,7 @@ def setup(
         sdists = dict(
             zip(names, pool.map(lambda n: _fetch(LIBRARIES[n], cache, log), names), strict=False)
         )
-    manifest = _manifest(cache)
+    manifest = read_manifest(cache)
     manifest["llvm"] = llvm_version()
     for name in names:
         log(f"evoforge: compiling {name} to LLVM bitcode")
@@ -300,7 +300,7 @@ def _check(argv: list[str]) -> None:
         raise RuntimeError(f"{' '.join(argv[:3])} ... failed: {done.stderr.strip()[-1500:]}")
 
 
-def _manifest(cache: Path) -> dict:
+def read_manifest(cache: Path) -> dict:
     try:
         return json.loads((cache / "manifest.json").read_text())
     except (OSError, ValueError):

@@ -27,7 +27,7 @@ from evoforge.archive import EvalResult
 from evoforge.evaluators._base import Availability, Evaluator
 from evoforge.evaluators._cascade import run_cascade
 from evoforge.evaluators.devices import cpu_fingerprint
-from evoforge.evaluators.llvm._pool import RunnerPool
+from evoforge.evaluators.llvm._processes import RunnerPool
 from evoforge.evaluators.llvm._tools import INSTALL, missing_tools
 from evoforge.evaluators.sandbox import SandboxOptions, reply_result
 from evoforge.evaluators.timing import valgrind_unavailable

@@ -247,7 +247,7 @@ def measure_stock(task: str, corpus_name: str, *, instructions: bool = False) ->
     callgrind for ``instructions``) and kept in ``<cache>/stock.json`` under the LLVM version,
     task and corpus, since stock output only changes with them.
     """
-    from evoforge.evaluators.llvm._corpus import _manifest
+    from evoforge.evaluators.llvm._corpus import read_manifest
     from evoforge.evaluators.llvm._tools import llvm_version
 
     path = cache_dir() / "stock.json"
@@ -257,7 +257,7 @@ def measure_stock(task: str, corpus_name: str, *, instructions: bool = False) ->
     except (OSError, ValueError):
         known = {}
     libraries = corpus(corpus_name)
-    stamp = _manifest(cache_dir()).get("libraries", {})
+    stamp = read_manifest(cache_dir()).get("libraries", {})
     stamp = {name: stamp.get(name, {}).get("bitcode_sha256") for name in libraries}
     if key in known and known[key].get("stamp") == stamp:
         return known[key]["result"]

@@ -303,18 +303,7 @@ def failures(run_id, status, count, db, as_json):
                 "run_id": run.id,
                 "attempts": total,
                 "failed": failed,
-                "groups": [
-                    {
-                        "status": str(g.status),
-                        "signature": g.signature,
-                        "count": g.count,
-                        "example": g.example,
-                        "example_id": g.example_id,
-                        "first_seq": g.first_seq,
-                        "last_seq": g.last_seq,
-                    }
-                    for g in groups[:count]
-                ],
+                "groups": [g.to_dict() for g in groups[:count]],
                 "more_groups": max(0, len(groups) - count),
             }
         )

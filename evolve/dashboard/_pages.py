@@ -293,18 +293,7 @@ def failures_page(archive: Archive, run_id: str, status: str | None = None) -> d
             "statuses": counts,
             "attempts": sum(counts.values()),
             "failed": sum(n for s, n in counts.items() if s != "ok"),
-            "groups": [
-                {
-                    "status": str(g.status),
-                    "signature": g.signature,
-                    "count": g.count,
-                    "example": g.example,
-                    "example_id": g.example_id,
-                    "first_seq": g.first_seq,
-                    "last_seq": g.last_seq,
-                }
-                for g in groups
-            ],
+            "groups": [g.to_dict() for g in groups],
         }
 
     return CACHE.get(_key(archive, run, "failures", status), compute)

@@ -30,14 +30,14 @@ if TYPE_CHECKING:
         prepare,
         register_custom_provider,
     )
-    from evoforge.evolve.models._policy import POLICIES, Policy
-    from evoforge.evolve.models._pool import (
+    from evoforge.evolve.models._ensemble import (
         ModelOutage,
         ModelPool,
         ModelSpec,
         ModelSpecError,
         ModelStats,
     )
+    from evoforge.evolve.models._policy import POLICIES, Policy
     from evoforge.evolve.models._redact import RedactingFilter, install_log_redaction
     from evoforge.evolve.models._retry import (
         KINDS,
@@ -66,11 +66,11 @@ _EXPORTS = {
     "prepare": "evoforge.evolve.models._client",
     "register_custom_provider": "evoforge.evolve.models._client",
     "POLICIES": "evoforge.evolve.models._policy",
-    "ModelOutage": "evoforge.evolve.models._pool",
-    "ModelPool": "evoforge.evolve.models._pool",
-    "ModelSpec": "evoforge.evolve.models._pool",
-    "ModelSpecError": "evoforge.evolve.models._pool",
-    "ModelStats": "evoforge.evolve.models._pool",
+    "ModelOutage": "evoforge.evolve.models._ensemble",
+    "ModelPool": "evoforge.evolve.models._ensemble",
+    "ModelSpec": "evoforge.evolve.models._ensemble",
+    "ModelSpecError": "evoforge.evolve.models._ensemble",
+    "ModelStats": "evoforge.evolve.models._ensemble",
     "Policy": "evoforge.evolve.models._policy",
     "RedactingFilter": "evoforge.evolve.models._redact",
     "install_log_redaction": "evoforge.evolve.models._redact",

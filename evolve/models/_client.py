@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from evoforge.base.redaction import redact
+from evoforge.evolve.models._ensemble import ModelSpec, ModelSpecError
 from evoforge.evolve.models._lean import answer_cost, skip_unused_logging
-from evoforge.evolve.models._pool import ModelSpec, ModelSpecError
 from evoforge.evolve.models._redact import install_log_redaction
 from evoforge.evolve.models._retry import (
     Attempt,

@@ -174,7 +174,7 @@ class PromptConfig(Settings):
     @classmethod
     def _templates_parse(cls, templates: Mapping[str, str]) -> Mapping[str, str]:
         try:
-            _check_templates(dict(templates), lambda name: name)
+            check_templates(dict(templates), lambda name: name)
         except PromptTemplateError as exc:
             raise ValueError(str(exc)) from None
         return templates
@@ -224,7 +224,7 @@ def build_messages(
         limit = PromptLimit(config.max_chars, "[prompts] max_chars")
     templates = load_templates(problem, config)
     if overrides:
-        _check_templates(overrides, lambda name: f"prompt variant template {name!r}")
+        check_templates(overrides, lambda name: f"prompt variant template {name!r}")
         templates.update(overrides)
     values = _values(problem, context)
     system = string.Template(templates["system"]).substitute(values)
@@ -289,10 +289,10 @@ def _load(
                 raise PromptTemplateError(
                     f"{path}: cannot be read as UTF-8 text ({exc}); fix or remove the file"
                 ) from exc
-            _check_templates({path.stem: files[path.stem]}, _always(str(path)))
+            check_templates({path.stem: files[path.stem]}, _always(str(path)))
         templates.update(files)
     given = dict(options)
-    _check_templates(given, lambda name: f"{spec}: options['prompts'][{name!r}]")
+    check_templates(given, lambda name: f"{spec}: options['prompts'][{name!r}]")
     templates.update(given)
     templates.update(overrides)  # checked by PromptConfig
     return MappingProxyType(templates)
@@ -303,7 +303,7 @@ def _always(where: str) -> Callable[[str], str]:
     return lambda _name: where
 
 
-def _check_templates(templates: Mapping[str, str], origin: Callable[[str], str]) -> None:
+def check_templates(templates: Mapping[str, str], origin: Callable[[str], str]) -> None:
     for name, text in templates.items():
         where = origin(name)
         if name not in TEMPLATE_NAMES:

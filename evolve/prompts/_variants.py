@@ -39,7 +39,7 @@ from evoforge.evolve.prompts._build import (
     PLACEHOLDERS,
     PromptConfig,
     PromptTemplateError,
-    _check_templates,
+    check_templates,
     load_templates,
 )
 from evoforge.evolve.prompts._variant_bank import FOCUS, FRAGMENTS
@@ -337,7 +337,7 @@ class PromptEvolution:
         templates = dict(best.templates)
         templates.update({SECTIONS[name]: body for name, body in sections.items()})
         try:
-            _check_templates(templates, lambda name: f"the rewritten {name!r} template")
+            check_templates(templates, lambda name: f"the rewritten {name!r} template")
         except PromptTemplateError as exc:
             raise RewriteError(str(exc)) from None
         note = _FENCE.sub("", text).strip().split("\n", 1)[0].strip()[:200]

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from evoforge.problems._define import _cache_folder, _write_if_changed
+from evoforge.problems._define import cache_folder, write_if_changed
 
 GENERATED = "# Written by an evoforge adapter from {source}; edit that, not this file.\n"
 
@@ -20,12 +20,12 @@ def write_folder(name: str, files: Mapping[str, str], folder: Path | None) -> Pa
     again costs a few small reads.
     """
     content = "\0".join(f"{key}\0{text}" for key, text in sorted(files.items()))
-    target = folder / name if folder is not None else _cache_folder(name, content, "")
+    target = folder / name if folder is not None else cache_folder(name, content, "")
     target.mkdir(parents=True, exist_ok=True)
     for relative, text in files.items():
         path = target / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_if_changed(path, text)
+        write_if_changed(path, text)
     return target
 
 

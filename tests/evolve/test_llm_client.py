@@ -16,7 +16,7 @@ import pytest
 from evoforge.evolve.edits import apply_edit
 from evoforge.evolve.models import REDACTED
 from evoforge.evolve.models._client import ModelError, complete
-from evoforge.evolve.models._pool import ModelSpec
+from evoforge.evolve.models._ensemble import ModelSpec
 from evoforge.evolve.models._retry import RetryPolicy
 from tests.evolve.openai_server import OpenAIServer
 from tests.evolve.test_offline import PARAMETRIC

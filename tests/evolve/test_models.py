@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from evoforge.evolve.models import REDACTED
-from evoforge.evolve.models._pool import ModelOutage, ModelPool, ModelSpec, ModelSpecError
+from evoforge.evolve.models._ensemble import ModelOutage, ModelPool, ModelSpec, ModelSpecError
 
 
 class Clock:

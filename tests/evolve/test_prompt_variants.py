@@ -26,7 +26,7 @@ from evoforge.evolve.prompts import (
     build_messages,
     load_templates,
 )
-from evoforge.evolve.prompts._build import _check_templates
+from evoforge.evolve.prompts._build import check_templates
 from tests.evolve.run_history import PROBLEM, SEED, History, variant
 
 
@@ -213,7 +213,7 @@ def test_bank_variants_are_new_valid_templates(tmp_path_factory, seeds):
             if made is None:  # every draw already stored: rare, and nothing is added
                 continue
             assert set(made.templates) == set(VARIED)
-            _check_templates(made.templates, str)  # raises on a broken template
+            check_templates(made.templates, str)  # raises on a broken template
             for text in made.templates.values():
                 assert set(string.Template(text).get_identifiers()) <= PLACEHOLDERS
             assert made.parent_id in {v.id for v in evolution.variants}

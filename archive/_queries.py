@@ -1,5 +1,10 @@
-"""Read-only queries for mining a run: top-k, Pareto front, lineage (and its tree), diffs,
-progress."""
+"""The SQL behind the archive's read methods: find a program, top-k, Pareto front, lineage (and
+its tree), diffs, progress.
+
+These answer questions about stored rows and need nothing but the archive. Interpreting a run
+(its objectives' directions, statistics, comparison of runs, export) is
+:mod:`evoforge.evolve.mining`, built on these methods: the one package for mining.
+"""
 
 from __future__ import annotations
 
