@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         load_config_file,
     )
     from evoforge.evolve._controller import Controller, SeedError
+    from evoforge.evolve._host_fit import measurable_problem
     from evoforge.evolve._progress import LiveProgress
     from evoforge.evolve._resolve import Resolved, resolve
     from evoforge.evolve._search import SearchConfig
@@ -49,6 +50,7 @@ _EXPORTS = {
     "load_config_file": "evoforge.evolve._config",
     "Controller": "evoforge.evolve._controller",
     "SeedError": "evoforge.evolve._controller",
+    "measurable_problem": "evoforge.evolve._host_fit",
     "LiveProgress": "evoforge.evolve._progress",
     "Resolved": "evoforge.evolve._resolve",
     "resolve": "evoforge.evolve._resolve",
@@ -88,6 +90,7 @@ __all__ = [
     "SessionReport",
     "Snapshot",
     "StopEvent",
+    "measurable_problem",
     "Resolved",
     "resolve",
     "resolve_problem",

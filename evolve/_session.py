@@ -9,28 +9,28 @@ import logging
 import signal
 import threading
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from evoforge.archive import Archive, ArchiveWriteError, RunInfo, RunLock
-from evoforge.evaluators import Evaluator, evaluator_class
-from evoforge.evaluators.tuning import tuning_unavailable
+from evoforge.evaluators import Evaluator
 from evoforge.evolve._config import ConfigError, RunConfig
 from evoforge.evolve._controller import Controller, make_proposer
+from evoforge.evolve._host_fit import (
+    SessionParts,
+    correctness_only,
+    isolation_of,
+    make_executor,
+    prepare_session,
+)
 from evoforge.evolve._resolve import resolve_problem
 from evoforge.evolve._snapshot import Progress, SessionReport
-from evoforge.evolve.prompts import PromptTemplateError, load_templates
-from evoforge.islands import Islands, Strategy
-from evoforge.plugins import selection_strategy
+from evoforge.islands import Islands
 from evoforge.problems import (
     PASSED,
-    Direction,
-    Objective,
     Problem,
     load_problem,
-    measure_baselines,
-    problem_unready,
 )
 
 log = logging.getLogger("evoforge")
@@ -106,7 +106,7 @@ async def start_run(
             committed is kept, and the run can be resumed.
     """
     problem = resolve_problem(config.problem)
-    parts = _prepare(problem, config)  # before the run exists: a bad setting leaves no trace
+    parts = prepare_session(problem, config)  # before the run exists: a bad setting leaves no trace
     options = SessionOptions(progress, handle_signals, stop)
     with Archive(db) as archive:
         run = archive.create_run(problem, config=config.to_dict(), seed=config.seed)
@@ -194,7 +194,7 @@ async def _resume_locked(
             "longer exists; put the problem back there to resume it"
         )
     problem = load_problem(run.problem_path)
-    parts = _prepare(problem, config)
+    parts = prepare_session(problem, config)
     return run, await _session(archive, run, problem, config, parts, "run_resume", options)
 
 
@@ -233,104 +233,12 @@ class SessionOptions:
     stop: StopEvent | None = None
 
 
-@dataclass(frozen=True)
-class _Parts:
-    """What a session needs besides the archive: resolved once, before a run is created."""
-
-    strategy: Strategy
-    evaluator: type[Evaluator]
-    problem: Problem  # the problem as this host can score it (see measurable_problem)
-    unmeasurable: dict[str, str]
-    baselines: dict[str, dict[str, float]]  # stored with the session's start event
-    tuning: str  # "on (N trials)", "off: why", or "" when the problem does not tune
-
-
-def _prepare(problem: Problem, config: RunConfig) -> _Parts:
-    """Resolve the selection strategy and the evaluator, and check it can run on this host."""
-    strategy = selection_strategy(config.islands.selection)
-    cls = evaluator_class(problem.evaluator)
-    if config.executor == "ray":  # ask a node of the cluster, not this host
-        from evoforge.evaluators.executors import probe
-
-        availability, unmeasurable = probe(cls, problem, config.ray_address)
-        where = "on the Ray cluster"
-    else:
-        availability, unmeasurable, where = cls.availability(), None, "here"
-    if not availability.available:
-        raise ConfigError(f"evaluator {cls.name!r} cannot run {where}: {availability.reason}")
-    if missing_tools := problem_unready(problem):
-        raise ConfigError(f"problem {problem.name!r} cannot run here: {missing_tools}")
-    measured, missing = measurable_problem(problem, cls, unmeasurable)
-    measured, tuning = tuning_problem(measured, config)
-    try:
-        load_templates(problem, config.prompts)  # a broken prompt file fails now, not per call
-    except PromptTemplateError as exc:
-        raise ConfigError(str(exc)) from None
-    return _Parts(strategy, cls, measured, missing, measure_baselines(problem), tuning)
-
-
-def tuning_problem(problem: Problem, config: RunConfig) -> tuple[Problem, str]:
-    """``problem`` without knob tuning when the run turns it off or optuna is missing, and a
-    note for the session's start event (and stderr) saying which."""
-    if problem.tuning is None:
-        return problem, ""
-    if not config.tune:
-        return replace(problem, tuning=None), "off (--no-tune)"
-    if why := tuning_unavailable():
-        log.warning("run of %s: knob tuning is off: %s", problem.name, why)
-        return replace(problem, tuning=None), f"off: {why}"
-    return problem, f"on ({problem.tuning.trials} trials per candidate)"
-
-
-def measurable_problem(
-    problem: Problem, cls: type[Evaluator], unmeasurable: dict[str, str] | None = None
-) -> tuple[Problem, dict[str, str]]:
-    """``problem`` without the objectives ``cls`` cannot measure on this host (or, given
-    ``unmeasurable``, where it evaluates), and why not.
-
-    A Triton kernel on a machine without a GPU can be checked for correctness but not timed:
-    rather than rank by a made-up speedup, the run ranks by the first objective that is
-    measured (the objectives keep their declared order). When none is, and the evaluator can
-    still check correctness (:meth:`~evoforge.evaluators.Evaluator.correctness_only`), the run
-    is correctness-only: one objective, ``passed``, 1 for every correct program.
-
-    Raises:
-        ConfigError: no objective of the problem can be measured here.
-    """
-    if unmeasurable is None:
-        unmeasurable = cls.unmeasurable(problem)
-    missing = {
-        name: why
-        for name, why in unmeasurable.items()
-        if name in {o.name for o in problem.objectives}
-    }
-    if not missing:
-        return problem, {}
-    kept = tuple(o for o in problem.objectives if o.name not in missing)
-    if not kept and cls.correctness_only(problem):
-        # Checked but not timed: every correct program passes; no error size is optimised.
-        kept = (Objective(PASSED, Direction.MAXIMIZE),)
-    if not kept:
-        reasons = "; ".join(f"{name}: {why}" for name, why in missing.items())
-        raise ConfigError(
-            f"evaluator {cls.name!r} can measure none of {problem.name}'s objectives on this "
-            f"host ({reasons}); run it on a host that has the device"
-        )
-    return replace(problem, objectives=kept), missing
-
-
-def correctness_only(problem: Problem, measured: Problem) -> bool:
-    """Whether ``measured`` (from :func:`measurable_problem`) is a correctness-only run."""
-    declared = {o.name for o in problem.objectives}
-    return measured.primary.name == PASSED and PASSED not in declared
-
-
 async def _session(
     archive: Archive,
     run: RunInfo,
     problem: Problem,
     config: RunConfig,
-    parts: _Parts,
+    parts: SessionParts,
     event: str,
     options: SessionOptions,
 ) -> SessionReport:
@@ -441,30 +349,6 @@ async def _held_out(
                 "error": result.artifacts.get("error", ""),
             },
         )
-
-
-def isolation_of(evaluator: Evaluator) -> dict[str, str]:
-    """What isolation the evaluator's candidates get: what its sandbox processes reported
-    (``sandbox_info``: user, namespaces, memory accounting, ...), else what this host allows."""
-    info = getattr(evaluator, "sandbox_info", None)
-    if isinstance(info, dict) and info:
-        return {str(k): str(v) for k, v in info.items() if k != "workdir_root"}
-    from evoforge.evaluators.sandbox import host_isolation
-
-    return dict(host_isolation())
-
-
-def make_executor(cls: type[Evaluator], problem: Problem, config: RunConfig) -> Evaluator:
-    """Where evaluations run: ``cls``'s own sandboxes on this host (``executor = "local"``),
-    or Ray actors across a cluster (``"ray"``), ``config.workers`` at a time."""
-    if config.executor == "ray":
-        from evoforge.evaluators.executors import RayExecutor
-
-        # It has an Evaluator's interface (start, evaluate, close, async with) without
-        # subclassing it: the class it runs remotely is the Evaluator.
-        ray = RayExecutor(cls, problem, workers=config.workers, address=config.ray_address)
-        return ray  # type: ignore[return-value]
-    return cls(problem, workers=config.workers)
 
 
 def _record_end(archive: Archive, run_id: str, status: str, reason: str) -> None:

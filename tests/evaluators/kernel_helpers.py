@@ -11,7 +11,7 @@ import pytest
 from evoforge.evaluators import EvalResult
 from evoforge.evaluators.kernels.kernelbench._evaluator import KernelBenchEvaluator, gpu_missing
 from evoforge.evaluators.kernels.kernelbench._triton import TritonEvaluator
-from evoforge.evolve._session import measurable_problem
+from evoforge.evolve import measurable_problem
 from evoforge.problems import Problem, load_problem
 
 ROOT = Path(__file__).resolve().parents[2]

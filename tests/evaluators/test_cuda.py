@@ -10,8 +10,7 @@ import pytest
 
 from evoforge.evaluators import CudaEvaluator, Status, evaluator_class
 from evoforge.evaluators.kernels.kernelbench._build import find_nvcc
-from evoforge.evolve import ConfigError
-from evoforge.evolve._session import measurable_problem
+from evoforge.evolve import ConfigError, measurable_problem
 from evoforge.problems import load_problem
 from tests.evaluators.kernel_helpers import (
     NO_GPU,

@@ -15,7 +15,7 @@ from evoforge.evaluators import Status
 from evoforge.evaluators.devices._inventory import inventory
 from evoforge.evaluators.kernels._io import read_kernel_config as read_config
 from evoforge.evaluators.kernels.tpu._evaluator import NO_TPU, TpuEvaluator
-from evoforge.evolve._session import measurable_problem
+from evoforge.evolve import measurable_problem
 from evoforge.problems import ProblemSpecError, load_problem
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,8 +10,7 @@ import pytest
 
 from evoforge.archive import Archive
 from evoforge.evaluators import PythonEvaluator
-from evoforge.evolve import ConfigError, RunConfig, resume_run, start_run
-from evoforge.evolve._session import measurable_problem
+from evoforge.evolve import ConfigError, RunConfig, measurable_problem, resume_run, start_run
 from evoforge.plugins import hookimpl, pm
 from evoforge.problems import load_problem
 
