@@ -8,16 +8,32 @@ import os
 import click
 
 from evoforge.evolve.cli._common import main_group
-from evoforge.evolve.cli._export import export
-from evoforge.evolve.cli._inspect import show, status, top
-from evoforge.evolve.cli._mine import compare, failures, lineage, pareto, stats
-from evoforge.evolve.cli._plugins import plugins_command, problems_command
-from evoforge.evolve.cli._prompts import prompts
-from evoforge.evolve.cli._run import resume, run
-from evoforge.evolve.cli._ui import ui
+
+# Each command's module is imported when that command runs (or `--help` lists them all), so
+# `evoforge status` does not import what `run` or `export` need. name -> (module, attribute).
+COMMANDS = {
+    # running
+    "run": ("_run", "run"),
+    "resume": ("_run", "resume"),
+    # mining (RUN: an id or a unique prefix; the latest run when it is optional)
+    "status": ("_inspect", "status"),
+    "stats": ("_mine", "stats"),
+    "top": ("_inspect", "top"),
+    "show": ("_inspect", "show"),
+    "lineage": ("_mine", "lineage"),
+    "pareto": ("_mine", "pareto"),
+    "failures": ("_mine", "failures"),
+    "compare": ("_mine", "compare"),
+    "prompts": ("_prompts", "prompts"),
+    "export": ("_export", "export"),
+    "ui": ("_ui", "ui"),
+    # what is installed
+    "plugins": ("_plugins", "plugins_command"),
+    "problems": ("_plugins", "problems_command"),
+}
 
 
-@click.group(cls=main_group())
+@click.group(cls=main_group(COMMANDS))
 @click.version_option(package_name="evoforge")
 def cli() -> None:
     """Evolve programs with LLMs: island-model MAP-Elites in SQLite, sandboxed evaluators.
@@ -30,29 +46,6 @@ def cli() -> None:
         evoforge export <run-id> --best 1 out/
         evoforge ui
     """
-
-
-for command in (
-    # running
-    run,
-    resume,
-    # mining (RUN: an id or a unique prefix; the latest run when it is optional)
-    status,
-    stats,
-    top,
-    show,
-    lineage,
-    pareto,
-    failures,
-    compare,
-    prompts,
-    export,
-    ui,
-    # what is installed
-    plugins_command,
-    problems_command,
-):
-    cli.add_command(command)
 
 
 def main() -> None:

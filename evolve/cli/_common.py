@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -44,9 +46,22 @@ def _user_errors() -> tuple[type[Exception], ...]:
     )
 
 
-def main_group() -> type[click.Group]:
+def main_group(lazy: Mapping[str, tuple[str, str]]) -> type[click.Group]:
+    """The top-level group: commands in ``lazy`` (``name -> (module of evoforge.evolve.cli,
+    attribute)``) are imported on first use; plugins add theirs with ``add_command``."""
+
     class Group(click.Group):
         """Library errors become one line (``Error: ...``) and exit status 1, not a traceback."""
+
+        def list_commands(self, ctx: click.Context) -> list[str]:
+            return sorted({*lazy, *self.commands})
+
+        def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+            if cmd_name not in self.commands and cmd_name in lazy:
+                module, attribute = lazy[cmd_name]
+                found = importlib.import_module(f"evoforge.evolve.cli.{module}")
+                self.add_command(getattr(found, attribute), cmd_name)
+            return self.commands.get(cmd_name)
 
         def invoke(self, ctx: click.Context):
             try:
