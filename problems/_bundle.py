@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from evoforge.problems._blocks import END_MARKER, START_MARKER
+from evoforge.problems._blocks import END_MARKER, START_MARKER, BlockError, find_blocks
 
 HEADER_PREFIX = "# === FILE: "
 HEADER_SUFFIX = " ==="
@@ -60,8 +60,8 @@ def make_bundle(files: Mapping[str, str]) -> str:
 
     Raises:
         BundleError: a file holds a line that would read as a bundle header or whole-file
-            marker (it could not be split back unambiguously), or a path is empty or has a
-            newline.
+            marker (it could not be split back unambiguously), its EVOLVE-BLOCK markers are
+            unbalanced, or a path is empty or has a newline.
     """
     parts: list[str] = []
     for path, text in files.items():
@@ -75,6 +75,10 @@ def make_bundle(files: Mapping[str, str]) -> str:
                 )
         parts.append(header(path) + "\n")
         if START_MARKER in text or END_MARKER in text:
+            try:
+                find_blocks(text, origin=path)
+            except BlockError as exc:
+                raise BundleError(str(exc)) from None
             parts.append(text if text.endswith("\n") or not text else text + "\n")
         elif text.endswith("\n") or not text:
             parts.append(f"{WHOLE_START}\n{text}{WHOLE_END}\n")

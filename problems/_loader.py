@@ -95,9 +95,8 @@ def spec_file(path: Path) -> Path:
             raise ProblemSpecError(
                 path,
                 SPEC_FILENAME,
-                f"folder has no {SPEC_FILENAME} and no evoforge.toml; create a {SPEC_FILENAME} "
-                "declaring name, objectives and evaluate(), or, to evolve the files of a "
-                "repository, an evoforge.toml naming files, check and measure commands",
+                f"folder has no {SPEC_FILENAME}; create "
+                "one declaring name, objectives and evaluate()",
             )
         return candidate
     if path.suffix != ".py" or not path.is_file():
