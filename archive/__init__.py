@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from evoforge.archive._lock import RunLock, lock_path
     from evoforge.archive._migrations import migrations
     from evoforge.archive._mining import Node
-    from evoforge.archive._patch import bundle_files, file_patch
     from evoforge.archive._outcome import EvalResult, Status
     from evoforge.archive._pareto import non_dominated
+    from evoforge.archive._patch import bundle_files, file_patch
     from evoforge.archive._paths import DB_ENV, DEFAULT_DB, default_db
     from evoforge.archive._program import Program, attempt_id, program_id
     from evoforge.archive._prompt_variants import (

@@ -8,20 +8,20 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-OPS = '''\
+OPS = """\
 MARK = "base"
 
 
 def scale(x):
     return x * 2
-'''
-FMT = '''\
+"""
+FMT = """\
 def label(x):
     return "value=" + str(x)
-'''
+"""
 # The check fails if a file another candidate wrote is here (copies must not be shared), if a
 # non-evolving file was changed by an earlier candidate, or if the behaviour changed.
-CHECK = '''\
+CHECK = """\
 import os, sys, time
 from calc.ops import MARK, scale
 from calc.fmt import label
@@ -37,23 +37,23 @@ assert open("scratch.txt").read() == MARK, "another candidate wrote here"
 assert scale(3) == 6, scale(3)
 assert label(3) == "value=3", label(3)
 print("checked", MARK)
-'''
-MEASURE = '''\
+"""
+MEASURE = """\
 import json
 from calc.ops import MARK
 
 size = sum(len(open(p).read()) for p in ("calc/ops.py", "calc/fmt.py"))
 print("measuring")
 print(json.dumps({"size": size, "mark": len(MARK)}))
-'''
-TOML = '''\
+"""
+TOML = """\
 name = "calc"
 files = ["calc/ops.py", "calc/fmt.py"]
 check = "python check.py"
 measure = "python measure.py"
 objectives = { size = "minimize" }
 timeout_s = 30
-'''
+"""
 
 
 def git(repo: Path, *args: str) -> str:

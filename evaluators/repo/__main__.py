@@ -47,39 +47,29 @@ def main() -> int:
         result_mb=4,
     )
     try:
-        for stage in ("check", "measure"):
-            answer = run_command(sandbox, request[stage], limits, stage, timings)
-            if answer is not None:
-                reply({**answer, "timings": timings, "sandbox": notes})
-                return 0
-            if stage == "measure":
-                break
-        reply(
-            {
-                "status": "ok",
-                "metrics": timings.pop("_metrics"),
-                "artifacts": {},
-                "timings": timings,
-                "sandbox": notes,
-            }
-        )
+        failure, metrics = run_command(sandbox, request["check"], limits, "check", timings)
+        if failure is None:
+            failure, metrics = run_command(sandbox, request["measure"], limits, "measure", timings)
     finally:
         sandbox.close()
+    if failure is not None:
+        reply({**failure, "timings": timings, "sandbox": notes})
+    else:
+        reply({"status": "ok", "metrics": metrics, "timings": timings, "sandbox": notes})
     return 0
 
 
 def run_command(
-    sandbox: Sandbox, command: str, limits: Limits, stage: str, timings: dict[str, Any]
-) -> dict[str, Any] | None:
-    """Run one stage's command; a failure reply, or None when it passed (a measure's metrics
-    are left in ``timings["_metrics"]``)."""
+    sandbox: Sandbox, command: str, limits: Limits, stage: str, timings: dict[str, float]
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """Run one stage's command: ``(a failure reply or None, the metrics a measure printed)``."""
     run = sandbox.run(json.dumps({"command": command}).encode(), limits)
     timings[f"{stage}_s"] = run.eval_s
     if run.status.value != "ok":
         artifacts = run.artifacts
         artifacts["stage"] = stage
         artifacts["error"] = f"{stage} `{command}`: {artifacts.get('error') or run.status.value}"
-        return {"status": run.status.value, "artifacts": artifacts}
+        return {"status": run.status.value, "artifacts": artifacts}, {}
     header = run.header
     code = int(header.get("exit", -1))
     out, err = str(header.get("stdout", "")), str(header.get("stderr", ""))
@@ -88,19 +78,15 @@ def run_command(
     if code != 0:
         last = tail(err or out, 8) or "no output"
         artifacts["error"] = f"{stage} `{command}` exited with {code}; its last lines:\n{last}"
-        return {"status": "incorrect" if stage == "check" else "runtime_error", **_art(artifacts)}
+        status = "incorrect" if stage == "check" else "runtime_error"
+        return {"status": status, "artifacts": artifacts}, {}
     if stage == "check":
-        return None
+        return None, {}
     metrics, why = parse_metrics(out)
     if metrics is None:
         artifacts["error"] = f"measure `{command}` {why}"
-        return {"status": "runtime_error", **_art(artifacts)}
-    timings["_metrics"] = metrics
-    return None
-
-
-def _art(artifacts: dict[str, str]) -> dict[str, Any]:
-    return {"artifacts": artifacts}
+        return {"status": "runtime_error", "artifacts": artifacts}, {}
+    return None, metrics
 
 
 def parse_metrics(stdout: str) -> tuple[dict[str, Any] | None, str]:
@@ -139,8 +125,7 @@ def job(request: bytes) -> tuple[dict[str, Any], bytes]:
     done = subprocess.run(
         ["/bin/sh", "-c", command],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         check=False,
     )
     out = done.stdout[-OUTPUT_BYTES:].decode("utf-8", "replace")

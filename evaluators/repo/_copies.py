@@ -208,9 +208,7 @@ def _remove(path: Path, kind: str) -> None:
         path.unlink(missing_ok=True)
 
 
-def _run_setup(
-    command: str, cwd: Path, timeout_s: float, env: Mapping[str, str] | None
-) -> None:
+def _run_setup(command: str, cwd: Path, timeout_s: float, env: Mapping[str, str] | None) -> None:
     """Run the repository's own ``setup`` (trusted: the user's command, not a candidate's)."""
     try:
         done = subprocess.run(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from evoforge.evolve.edits._files import FileScope
 from evoforge.evolve.edits._fuzzy import FuzzyBudget
 from evoforge.evolve.edits._indent import indent_of
 from evoforge.evolve.edits._lines import ProgramLines
@@ -24,7 +25,6 @@ from evoforge.evolve.edits._parse import (
     fenced_blocks,
     parse_blocks,
 )
-from evoforge.evolve.edits._files import FileScope
 from evoforge.problems import END_MARKER, START_MARKER, Block, BlockError, find_blocks
 
 _PYTHON_TAGS = frozenset({"python", "py", "python3"})

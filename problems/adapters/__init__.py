@@ -21,7 +21,6 @@ A plugin adds a format with the ``register_problem_adapters`` hook::
 
 from evoforge.problems.adapters._kernelbench import KERNELBENCH, is_task_source
 from evoforge.problems.adapters._openevolve import OPENEVOLVE
-from evoforge.problems.adapters._repository import REPOSITORY, RepositoryConfig
 from evoforge.problems.adapters._registry import (
     Adapted,
     Adapter,
@@ -29,6 +28,7 @@ from evoforge.problems.adapters._registry import (
     adapt,
     problem_adapters,
 )
+from evoforge.problems.adapters._repository import REPOSITORY, RepositoryConfig
 
 __all__ = [
     # the registry

@@ -47,8 +47,8 @@ class RepositoryConfig(Settings):
     """The ``evoforge.toml`` of a repository problem (see the module docstring)."""
 
     name: Annotated[str, Field(min_length=1)]
-    files: Annotated[tuple[Annotated[str, Field(min_length=1)], ...], Field(min_length=1)] = (
-        Field(strict=False)
+    files: Annotated[tuple[Annotated[str, Field(min_length=1)], ...], Field(min_length=1)] = Field(
+        strict=False
     )
     check: Annotated[str, Field(min_length=1)]
     measure: Annotated[str, Field(min_length=1)]
@@ -103,8 +103,10 @@ def match_files(folder: Path, patterns: tuple[str, ...], where: Path) -> list[st
     for index, pattern in enumerate(patterns):
         if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
             raise ProblemSpecError(
-                where, f"files[{index}]", f"{pattern!r} leaves the repository; give a path "
-                "relative to the folder of evoforge.toml"
+                where,
+                f"files[{index}]",
+                f"{pattern!r} leaves the repository; give a path "
+                "relative to the folder of evoforge.toml",
             )
         matched = sorted(
             str(p.relative_to(folder))

@@ -13,7 +13,7 @@ from evoforge.evaluators import Status
 from evoforge.evaluators.repo import RepoEvaluator, Slot
 from evoforge.problems import make_bundle, split_bundle
 from evoforge.problems.adapters import adapt
-from tests.repo_helpers import FMT, OPS, make_repo, tree_digest
+from tests.repo_helpers import FMT, OPS, TOML, make_repo, tree_digest
 
 
 @pytest.fixture
@@ -156,3 +156,11 @@ def test_write_then_reset_restores_the_base_files(repo, tmp_path):
     assert (slot.tree / "calc" / "ops.py").read_text() == "X = 1\n"
     slot.reset()
     assert (slot.tree / "calc" / "ops.py").read_text() == OPS
+
+
+def test_a_check_past_the_timeout_is_killed(tmp_path):
+    toml = TOML.replace("timeout_s = 30", "timeout_s = 1")
+    repo = make_repo(tmp_path / "r", toml=toml, check="while True:\n    pass\n")
+    (result,) = evaluate_all(problem_of(repo), [problem_of(repo).seed_source])
+    assert result.status is Status.TIMEOUT
+    assert result.artifacts["stage"] == "check"

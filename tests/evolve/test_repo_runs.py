@@ -56,9 +56,7 @@ def finished_run(tmp_path, scripted):
     return repo, db, info.id, before
 
 
-def test_a_two_file_change_is_stored_exported_and_applies_to_a_clean_clone(
-    finished_run, tmp_path
-):
+def test_a_two_file_change_is_stored_exported_and_applies_to_a_clean_clone(finished_run, tmp_path):
     repo, db, run_id, before = finished_run
     assert tree_digest(repo) == before  # the run never touched the repository
     with Archive(db) as archive:

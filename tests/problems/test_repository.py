@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from evoforge.evolve.cli import cli
-from evoforge.problems import ProblemSpecError, measure_baselines, split_bundle
+from evoforge.problems import measure_baselines, split_bundle
 from evoforge.problems.adapters import adapt
 from tests.repo_helpers import FMT, OPS, TOML, make_repo
 
@@ -27,12 +27,17 @@ def test_a_repository_becomes_a_bundle_problem(tmp_path):
 
 
 def test_globs_pick_files_in_order_without_duplicates(tmp_path):
-    repo = make_repo(tmp_path / "calc", toml=TOML.replace(
-        'files = ["calc/ops.py", "calc/fmt.py"]', 'files = ["calc/ops.py", "calc/*.py"]'
-    ))
+    repo = make_repo(
+        tmp_path / "calc",
+        toml=TOML.replace(
+            'files = ["calc/ops.py", "calc/fmt.py"]', 'files = ["calc/ops.py", "calc/*.py"]'
+        ),
+    )
     (problem,) = adapt(repo).problems
     assert list(split_bundle(problem.seed_source)) == [
-        "calc/ops.py", "calc/__init__.py", "calc/fmt.py"
+        "calc/ops.py",
+        "calc/__init__.py",
+        "calc/fmt.py",
     ]
 
 
@@ -50,8 +55,7 @@ BAD = {
     ),
     "check_fails_at_base": (
         {"fmt": FMT.replace('"value="', '"v="')},
-        "the repository's own tests fail before any change: check `python check.py` exited "
-        "with 1",
+        "the repository's own tests fail before any change: check `python check.py` exited with 1",
     ),
     "measure_prints_no_json": (
         {"measure": "print('fast')\n"},

@@ -8,7 +8,7 @@ import json
 import statistics
 import time
 
-from slowstats import rolling_mean, rolling_std
+from slowstats.window import rolling_mean, rolling_std
 
 POINTS = [((i * 7919) % 10007) / 10.0 for i in range(4000)]
 

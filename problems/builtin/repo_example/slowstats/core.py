@@ -1,4 +1,5 @@
-"""Summary statistics of a list of numbers."""
+"""slowstats, summary statistics of a list of numbers (evoforge's example repository: a
+namespace package, so that it installs with evoforge as plain files)."""
 
 NEWTON_STEPS = 60
 

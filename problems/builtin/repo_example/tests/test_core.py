@@ -2,7 +2,7 @@ import math
 import statistics
 import unittest
 
-from slowstats import mean, sqrt, std, variance
+from slowstats.core import mean, sqrt, std, variance
 
 
 class CoreTest(unittest.TestCase):

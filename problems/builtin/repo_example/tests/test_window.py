@@ -1,7 +1,7 @@
 import statistics
 import unittest
 
-from slowstats import rolling_mean, rolling_std
+from slowstats.window import rolling_mean, rolling_std
 
 
 class WindowTest(unittest.TestCase):
