@@ -16,7 +16,9 @@ The adapter writes an ordinary problem folder for the ``repo`` evaluator
 (:func:`~evoforge.problems.make_bundle`; a file with EVOLVE-BLOCKs keeps them, a file without
 evolves whole), and the spec's ``baselines()`` runs the check and the measure on the
 unchanged repository once per session, so a run refuses to start when the repository's own
-tests fail, and its summary shows the best program's metrics as ratios to the base's.
+tests fail, and its summary shows the best program's metrics as ratios to the base's. The
+description (the prompt's problem statement) ends with the repository's tree and the
+signatures of its other Python files (:mod:`~evoforge.problems.adapters._repo_summary`).
 
 Globs are matched relative to the folder (``**`` crosses folders), sorted, files only, never
 inside ``.git``; each must match at least one file, so a typo cannot silently evolve nothing.
@@ -35,6 +37,7 @@ from evoforge.problems._bundle import BundleError, make_bundle
 from evoforge.problems._declaration import DescriptorRange, ProblemSpecError
 from evoforge.problems._loader import SPEC_FILENAME, load_problem
 from evoforge.problems.adapters._registry import Adapted, Adapter, AdaptOptions
+from evoforge.problems.adapters._repo_summary import summary
 from evoforge.problems.adapters._write import GENERATED, identifier, write_folder
 
 CONFIG_FILE = "evoforge.toml"
@@ -200,6 +203,7 @@ def _spec(name: str, folder: Path, config: RepositoryConfig, paths: list[str]) -
         "'# === FILE: <path> ==='; head each SEARCH/REPLACE block with the path of the file "
         "it changes."
     )
+    description += "\n\n" + summary(folder, paths)
     lines = [
         f'"""{description.replace(chr(92), chr(92) * 2).replace(chr(34) * 3, "")}"""',
         "",

@@ -81,3 +81,13 @@ def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, case):
     assert len(lines) == 1 and message in lines[0], result.output
     assert not db.exists() and not os.path.exists(f"{db}-wal")
     assert "the repository's own tests" not in message or "v=3" in lines[0]
+
+
+def test_the_description_summarises_the_rest_of_the_repository(tmp_path):
+    repo = make_repo(tmp_path / "calc")
+    (repo / "calc" / "util.py").write_text("def helper(a, b=1):\n    return a\n\n\nX = 1\n")
+    (problem,) = adapt(repo).problems
+    text = problem.description
+    assert "  calc/ops.py *\n" in text and "  check.py\n" in text
+    assert "calc/util.py:\n  def helper(a, b=1):" in text
+    assert "def scale" not in text  # the evolving files are the program, not the summary
