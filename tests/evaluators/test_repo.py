@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evoforge.evaluators import Status
 from evoforge.evaluators.repo import RepoEvaluator, Slot
@@ -164,3 +167,37 @@ def test_a_check_past_the_timeout_is_killed(tmp_path):
     (result,) = evaluate_all(problem_of(repo), [problem_of(repo).seed_source])
     assert result.status is Status.TIMEOUT
     assert result.artifacts["stage"] == "check"
+
+
+_names = st.sampled_from(["calc", "calc/ops.py", "calc/fmt.py", "check.py", "new", "new/x.py"])
+_changes = st.lists(
+    st.tuples(st.sampled_from(["write", "delete", "mkdir", "link", "chmod"]), _names),
+    max_size=8,
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(changes=_changes)
+def test_any_changes_are_undone_by_one_reset(repo, tmp_path_factory, changes):
+    slot = Slot.prepare(tmp_path_factory.mktemp("slot") / "s", repo)
+    slot.reset()
+    clean = files_of(slot.tree)
+    for action, name in changes:
+        path = slot.tree / name
+        if action == "delete" and path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif action == "delete":
+            path.unlink(missing_ok=True)
+        elif path.parent.is_dir() and not path.parent.is_symlink():
+            if action == "write" and not path.is_dir():
+                path.write_text("changed")
+            elif action == "mkdir" and not path.exists():
+                path.mkdir()
+            elif action == "link" and not path.exists():
+                path.symlink_to("/")
+            elif action == "chmod" and path.exists() and not path.is_symlink():
+                path.chmod(0o700)
+    slot.reset()
+    assert files_of(slot.tree) == clean
