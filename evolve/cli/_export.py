@@ -121,6 +121,10 @@ def _patches(run, done, seed, view, branch) -> dict[int, str]:
                 f"--apply needs a repository run (an evoforge.toml problem); run {run.id} "
                 "evolves a single program"
             )
+        if "\ndiff --git " not in written[0].read_text():
+            raise click.ClickException(
+                f"the best program of run {run.id} is the unchanged repository: nothing to commit"
+            )
         repo = Path(load_problem(run.problem_path).options["repo_dir"])
         message = written[0].read_text().split("\n\n", 1)[0]
         commit = apply_patch(repo, written[0], branch, message)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from evoforge.evaluators import Status
 from evoforge.evaluators.repo import RepoEvaluator, Slot
-from evoforge.problems import make_bundle, split_bundle
+from evoforge.problems import ProblemSpecError, make_bundle, split_bundle
 from evoforge.problems.adapters import adapt
 from tests.repo_helpers import FMT, OPS, TOML, make_repo, tree_digest
 
@@ -201,3 +201,21 @@ def test_any_changes_are_undone_by_one_reset(repo, tmp_path_factory, changes):
                 path.chmod(0o700)
     slot.reset()
     assert files_of(slot.tree) == clean
+
+
+def test_setup_runs_once_per_copy_and_its_products_survive_resets(tmp_path):
+    toml = TOML + 'setup = "echo built > built.txt"\n'
+    check = 'assert open("built.txt").read() == "built\\n"\n'
+    repo = make_repo(tmp_path / "r", toml=toml, check=check)
+    problem = problem_of(repo)
+    results = evaluate_all(problem, [problem.seed_source] * 3, workers=1)
+    assert [r.status for r in results] == [Status.OK] * 3
+    assert not (repo / "built.txt").exists()  # it ran in the copy, not in the repository
+
+
+def test_a_failing_setup_is_one_clear_error(tmp_path):
+    repo = make_repo(tmp_path / "r", toml=TOML + 'setup = "echo missing tool >&2; exit 3"\n')
+    with pytest.raises(
+        ProblemSpecError, match="setup `echo missing tool.*` exited with 3: missing tool"
+    ):
+        evaluate_all(problem_of(repo), [problem_of(repo).seed_source])

@@ -4,6 +4,7 @@ patch that applies to a clean clone and passes the check there, and committed on
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import sys
 
@@ -95,3 +96,33 @@ def test_apply_commits_the_patch_on_a_new_branch_and_leaves_the_work_tree(finish
     assert "evoforge patch" in git(repo, "log", "-1", "--format=%B", "faster")
     again = CliRunner().invoke(cli, [*args, "--force", "--apply", "faster"])
     assert again.exit_code != 0 and "already exists" in again.output
+
+
+def test_apply_works_for_a_repository_in_a_subfolder_of_a_git_repository(tmp_path, scripted):
+    outer = tmp_path / "outer"
+    sub = make_repo(outer / "sub")
+    shutil.rmtree(sub / ".git")
+    git(outer, "init", "-q", "-b", "main")
+    git(outer, "add", "-A")
+    git(outer, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    scripted["two"] = [TWO_FILES]
+    db = tmp_path / "runs.db"
+    config = RunConfig(problem=str(sub), budget=2, workers=1, model="scripted/two")
+    info, _ = asyncio.run(start_run(config, db))
+    args = ["export", info.id, "--best", "1", str(tmp_path / "out"), "--db", str(db)]
+    result = CliRunner().invoke(cli, [*args, "--apply", "shorter"])
+    assert result.exit_code == 0, result.output
+    assert "2*x" in git(outer, "show", "shorter:sub/calc/ops.py")
+    assert git(outer, "status", "--porcelain") == ""
+
+
+def test_apply_refuses_when_the_best_program_is_the_base(tmp_path, scripted):
+    repo = make_repo(tmp_path / "calc")
+    scripted["worse"] = ["no edit at all"]
+    db = tmp_path / "runs.db"
+    config = RunConfig(problem=str(repo), budget=1, workers=1, model="scripted/worse")
+    info, _ = asyncio.run(start_run(config, db))
+    args = ["export", info.id, "--best", "1", str(tmp_path / "out"), "--db", str(db)]
+    result = CliRunner().invoke(cli, [*args, "--apply", "same"])
+    assert result.exit_code != 0 and "unchanged repository: nothing to commit" in result.output
+    assert git(repo, "branch", "--list", "same") == ""
