@@ -101,9 +101,8 @@ class Slot:
         os.chmod(slot.pristine, 0o700)
         manifest = {rel: kind for rel, kind, _ in _walk(slot.tree)}
         (root / "manifest.json").write_text(json.dumps(manifest, sort_keys=True))
-        (root / "stamp").write_bytes(b"")
-        os.utime(root / "stamp", (0, 0))  # everything is "changed since": the first reset owns
-        return slot
+        (root / "stamp").write_bytes(b"")  # the tree equals pristine/ now; the first reset
+        return slot  # also gives it to the candidates' user (entries of another owner)
 
     def reset(self, owner: tuple[int, int] | None = None) -> int:
         """Make ``tree/`` equal to ``pristine/`` again, owned by ``owner`` (uid, gid) when
