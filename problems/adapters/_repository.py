@@ -50,9 +50,9 @@ class RepositoryConfig(Settings):
     """The ``evoforge.toml`` of a repository problem (see the module docstring)."""
 
     name: Annotated[str, Field(min_length=1)]
-    files: Annotated[tuple[Annotated[str, Field(min_length=1)], ...], Field(min_length=1)] = Field(
-        strict=False
-    )
+    files: Annotated[
+        tuple[Annotated[str, Field(min_length=1)], ...], Field(min_length=1, strict=False)
+    ]
     check: Annotated[str, Field(min_length=1)]
     measure: Annotated[str, Field(min_length=1)]
     objectives: Annotated[dict[str, Literal["maximize", "minimize"]], Field(min_length=1)]

@@ -91,3 +91,10 @@ def test_the_description_summarises_the_rest_of_the_repository(tmp_path):
     assert "  calc/ops.py *\n" in text and "  check.py\n" in text
     assert "calc/util.py:\n  def helper(a, b=1):" in text
     assert "def scale" not in text  # the evolving files are the program, not the summary
+
+
+def test_descriptors_and_run_defaults_are_declared_in_the_toml(tmp_path):
+    toml = TOML + 'descriptors = { mark = [0, 10, 5] }\nrun_defaults = { budget = 7 }\n'
+    (problem,) = adapt(make_repo(tmp_path / "calc", toml=toml)).problems
+    assert [(d.name, d.low, d.high, d.bins) for d in problem.descriptors] == [("mark", 0, 10, 5)]
+    assert problem.run_defaults == {"budget": 7}
