@@ -94,7 +94,7 @@ def test_the_description_summarises_the_rest_of_the_repository(tmp_path):
 
 
 def test_descriptors_and_run_defaults_are_declared_in_the_toml(tmp_path):
-    toml = TOML + 'descriptors = { mark = [0, 10, 5] }\nrun_defaults = { budget = 7 }\n'
+    toml = TOML + "descriptors = { mark = [0, 10, 5] }\nrun_defaults = { budget = 7 }\n"
     (problem,) = adapt(make_repo(tmp_path / "calc", toml=toml)).problems
     assert [(d.name, d.low, d.high, d.bins) for d in problem.descriptors] == [("mark", 0, 10, 5)]
     assert problem.run_defaults == {"budget": 7}
