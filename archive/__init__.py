@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from evoforge.archive._migrations import migrations
     from evoforge.archive._outcome import EvalResult, Status
     from evoforge.archive._pareto import non_dominated
+    from evoforge.archive._patch import bundle_files, file_patch
     from evoforge.archive._paths import DB_ENV, DEFAULT_DB, default_db
     from evoforge.archive._program import Program, attempt_id, program_id
     from evoforge.archive._prompt_variants import (
@@ -79,6 +80,8 @@ _EXPORTS = {
     "lock_path": "evoforge.archive._lock",
     "migrations": "evoforge.archive._migrations",
     "Node": "evoforge.archive._queries",
+    "bundle_files": "evoforge.archive._patch",
+    "file_patch": "evoforge.archive._patch",
     "EvalResult": "evoforge.archive._outcome",
     "Status": "evoforge.archive._outcome",
     "non_dominated": "evoforge.archive._pareto",
@@ -138,6 +141,9 @@ __all__ = [
     "Improvement",
     "Node",
     "Timeline",
+    # repository programs as patches
+    "bundle_files",
+    "file_patch",
     "call_usage",
     "non_dominated",
     "failure_message",

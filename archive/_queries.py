@@ -19,6 +19,7 @@ import numpy as np
 from evoforge.archive._errors import ArchiveError
 from evoforge.archive._outcome import Status, status_of
 from evoforge.archive._pareto import non_dominated
+from evoforge.archive._patch import bundle_files, file_patch
 from evoforge.archive._program import COLUMNS, ID_LENGTH, SELECT_SQL, Program, from_row
 from evoforge.base import jsonio
 
@@ -146,7 +147,8 @@ def lineage(archive: Archive, run_id: str, program_id: str) -> list[Program]:
 
 
 def diff(archive: Archive, run_id: str, program_id: str) -> str:
-    """See :meth:`Archive.diff`. File labels are ``a/<parent id>`` and ``b/<program id>``.
+    """See :meth:`Archive.diff`. File labels are ``a/<parent id>`` and ``b/<program id>``; a
+    repository program's diff is per file (``a/<path>``, ``b/<path>``), as ``git diff`` shows it.
 
     Raises:
         ArchiveError: the program has no source (an edit that could not be applied).
@@ -162,6 +164,9 @@ def diff(archive: Archive, run_id: str, program_id: str) -> str:
     else:
         parent = archive.get_program(run_id, program.parent_id)
         before, label = parent.source or "", f"a/{parent.id}"
+        files = bundle_files(program.source), bundle_files(parent.source)
+        if files[0] is not None and files[1] is not None:  # a repository's: per file
+            return file_patch(files[1], files[0])
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         program.source.splitlines(keepends=True),

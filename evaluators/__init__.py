@@ -8,6 +8,7 @@ a third-party package would register its own. Subpackages, one concept each:
 - :mod:`~evoforge.evaluators.kernels`: ``triton`` and ``cuda`` (KernelBench format), ``tpu``,
   ``metal`` and ``trainium``, one module per target;
 - :mod:`~evoforge.evaluators.openevolve`: ``openevolve`` (an OpenEvolve folder's evaluator);
+- :mod:`~evoforge.evaluators.repo`: ``repo`` (a repository's own check and measure commands);
 - :mod:`~evoforge.evaluators.devices`: the host's accelerators, fingerprints, exclusive slots;
 - :mod:`~evoforge.evaluators.timing`: interleaved wall time and callgrind counts on CPUs;
 - :mod:`~evoforge.evaluators.executors`: evaluations on a Ray cluster (``--executor ray``).
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from evoforge.evaluators.llvm import LlvmEvaluator
     from evoforge.evaluators.openevolve import OpenEvolveEvaluator
     from evoforge.evaluators.python import PythonEvaluator
+    from evoforge.evaluators.repo import RepoEvaluator
     from evoforge.evaluators.sandbox import (
         Isolation,
         Limits,
@@ -95,6 +97,7 @@ _EXPORTS = {
     "LlvmEvaluator": "evoforge.evaluators.llvm",
     "OpenEvolveEvaluator": "evoforge.evaluators.openevolve",
     "PythonEvaluator": "evoforge.evaluators.python",
+    "RepoEvaluator": "evoforge.evaluators.repo",
     "Isolation": "evoforge.evaluators.sandbox",
     "Limits": "evoforge.evaluators.sandbox",
     "SandboxError": "evoforge.evaluators.sandbox",
@@ -122,6 +125,7 @@ __all__ = [
     "MetalEvaluator",
     "OpenEvolveEvaluator",
     "PythonEvaluator",
+    "RepoEvaluator",
     "SandboxError",
     "TpuEvaluator",
     "TrainiumEvaluator",

@@ -19,6 +19,7 @@ def register_evaluators(register):
     from evoforge.evaluators.llvm import LlvmEvaluator
     from evoforge.evaluators.openevolve import OpenEvolveEvaluator
     from evoforge.evaluators.python import PythonEvaluator
+    from evoforge.evaluators.repo import RepoEvaluator
 
     register(PythonEvaluator)
     register(TpuEvaluator)
@@ -28,3 +29,4 @@ def register_evaluators(register):
     register(CudaEvaluator)
     register(LlvmEvaluator)
     register(OpenEvolveEvaluator)
+    register(RepoEvaluator)

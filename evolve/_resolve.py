@@ -59,8 +59,9 @@ def resolve(
             raise ConfigError(
                 f"{path} is not a problem: expected a problem folder ({SPEC_FILENAME} "
                 "declaring name, objectives and evaluate(), plus a seed), a KernelBench task "
-                "file or a folder of them (class Model, get_inputs, get_init_inputs), or an "
-                "OpenEvolve folder (initial_program.* and evaluator.py)"
+                "file or a folder of them (class Model, get_inputs, get_init_inputs), an "
+                "OpenEvolve folder (initial_program.* and evaluator.py), or a repository with "
+                "an evoforge.toml (files to evolve, a check and a measure command)"
             )
         _no_adapter_options(ref, target, seed_file)
         return Resolved((load_problem(path),))

@@ -25,6 +25,26 @@ def parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_python.language()))
 
 
+def check_program_syntax(source: str, language: str) -> str | None:
+    """The syntax problem of a candidate in ``language`` (None when it has none, or when its
+    language is not Python: its evaluator reports what does not compile).
+
+    A repository bundle (:func:`evoforge.problems.file_sections`) is checked file by file,
+    its ``.py`` files only, since files concatenated are not one module (a second file's
+    ``from __future__`` import would read as misplaced); the message names the file.
+    """
+    from evoforge.problems import BundleError, split_bundle
+
+    try:
+        files = split_bundle(source)
+    except BundleError:
+        return check_syntax(source) if language == "python" else None
+    for path, text in files.items():
+        if path.endswith(".py") and (problem := check_syntax(text)) is not None:
+            return f"{path}: {problem}"
+    return None
+
+
 def check_syntax(source: str) -> str | None:
     """Return None when ``source`` is valid Python, else ``"line L, column C: what is wrong"``.
 

@@ -4,7 +4,9 @@ A problem is a folder (``problem.py`` + a seed program) or a single spec file; s
 :func:`load_problem` for the format. :func:`define_problem` writes one from Python values.
 Built-in problems live in ``problems/builtin`` and are registered through the
 ``register_problems`` hook like any third-party problem. Other formats (KernelBench task files,
-OpenEvolve folders) run unmodified through :mod:`evoforge.problems.adapters`.
+OpenEvolve folders, repositories with an ``evoforge.toml``) run unmodified through
+:mod:`evoforge.problems.adapters`; a repository's files evolve as one bundle
+(:func:`make_bundle`, :func:`split_bundle`).
 
 Names are imported on first use (:mod:`evoforge.base.lazy`): the archive and the ``evoforge``
 command use the problem model (:class:`Problem`, :class:`Direction`) without pydantic's
@@ -20,6 +22,13 @@ from evoforge.base.lazy import lazy_exports
 if TYPE_CHECKING:
     from evoforge.problems._baselines import measure_baselines
     from evoforge.problems._blocks import END_MARKER, START_MARKER, Block, BlockError, find_blocks
+    from evoforge.problems._bundle import (
+        BundleError,
+        file_sections,
+        header_path,
+        make_bundle,
+        split_bundle,
+    )
     from evoforge.problems._declaration import DECLARATIONS, Declaration, ProblemSpecError
     from evoforge.problems._define import CACHE_ENV, define_problem
     from evoforge.problems._host import problem_unready, setup_problem
@@ -46,6 +55,11 @@ _EXPORTS = {
     "Block": "evoforge.problems._blocks",
     "BlockError": "evoforge.problems._blocks",
     "find_blocks": "evoforge.problems._blocks",
+    "BundleError": "evoforge.problems._bundle",
+    "file_sections": "evoforge.problems._bundle",
+    "header_path": "evoforge.problems._bundle",
+    "make_bundle": "evoforge.problems._bundle",
+    "split_bundle": "evoforge.problems._bundle",
     "DECLARATIONS": "evoforge.problems._declaration",
     "Declaration": "evoforge.problems._declaration",
     "ProblemSpecError": "evoforge.problems._declaration",
@@ -92,6 +106,12 @@ __all__ = [
     "Block",
     "BlockError",
     "find_blocks",
+    # repository bundles: several files as one program
+    "BundleError",
+    "file_sections",
+    "header_path",
+    "make_bundle",
+    "split_bundle",
     # host readiness and one-time set-up
     "problem_unready",
     "setup_problem",

@@ -1,5 +1,5 @@
 """Built-in plugin: the problems in ``problems/builtin`` (registered by folder name) and the
-adapters for KernelBench and OpenEvolve formats."""
+adapters for KernelBench, OpenEvolve and repository (``evoforge.toml``) formats."""
 
 from pathlib import Path
 
@@ -17,7 +17,8 @@ def register_problems(register):
 
 @hookimpl
 def register_problem_adapters(register):
-    from evoforge.problems.adapters import KERNELBENCH, OPENEVOLVE
+    from evoforge.problems.adapters import KERNELBENCH, OPENEVOLVE, REPOSITORY
 
     register(KERNELBENCH)
     register(OPENEVOLVE)
+    register(REPOSITORY)

@@ -21,6 +21,13 @@ from evoforge.evolve.mining import fmt
 )
 @click.option("--force", is_flag=True, help="Overwrite files already in DIRECTORY.")
 @click.option(
+    "--apply",
+    "branch",
+    metavar="BRANCH",
+    help="Repository runs: commit the best program's patch on a new BRANCH of the original "
+    "repository (its working tree and checked-out branch are left alone).",
+)
+@click.option(
     "--verify",
     is_flag=True,
     help="Evaluate each exported program again through the problem and check it reproduces "
@@ -28,20 +35,24 @@ from evoforge.evolve.mining import fmt
 )
 @db_option
 @json_option
-def export(run_id, directory, best, pareto, objectives, force, verify, db, as_json):
+def export(run_id, directory, best, pareto, objectives, force, branch, verify, db, as_json):
     """Write programs of RUN_ID (an id or unique prefix) into DIRECTORY: each program as its
     own file, exactly as scored, with a metadata JSON beside it (run, problem, objectives,
-    metrics, descriptors, lineage, model).
+    metrics, descriptors, lineage, model). A repository run's programs also get a
+    ``git apply``-able patch against the unchanged repository, its metrics in its header.
 
     \b
     Example:
         evoforge export circle_packing-20261122 --best 1 out/
         evoforge export circle_packing-20261122 --pareto front/ --verify
+        evoforge export repo_example-20261126 --best 1 out/ --apply faster-stats
     """
     from evoforge.evolve.mining import export_programs, run_view
 
     if (best is None) == (not pareto):
         raise click.ClickException("choose what to export: --best K or --pareto")
+    if branch is not None and best != 1:
+        raise click.ClickException("--apply commits one patch: use it with --best 1")
     if objectives and not pareto:
         raise click.ClickException("--objectives goes with --pareto")
     with open_archive(db) as archive:
@@ -61,7 +72,9 @@ def export(run_id, directory, best, pareto, objectives, force, verify, db, as_js
             )
         else:
             programs = archive.top(run.id, best)
+        seed = next(archive.programs(run.id), None)
     done = export_programs(run, programs, directory, view=view, force=force)
+    patches = _patches(run, done, seed, view, branch)
     checks = _verify(run, [e.program for e in done]) if verify else None
     rows: list[dict[str, Any]] = []
     for index, item in enumerate(done):
@@ -70,6 +83,7 @@ def export(run_id, directory, best, pareto, objectives, force, verify, db, as_js
             "program_id": item.program.id,
             "source": str(item.source_path),
             "metadata": str(item.metadata_path),
+            "patch": patches.get(item.rank),
             "value": view.value(item.program.score),
             "objectives": item.program.objectives,
         }
@@ -81,7 +95,8 @@ def export(run_id, directory, best, pareto, objectives, force, verify, db, as_js
         emit_json({"run_id": run.id, "directory": str(directory), "programs": rows})
     else:
         for row in rows:
-            line = f"{row['source']}  {view.describe(done[row['rank'] - 1].program.score)}"
+            line = f"{row['patch'] or row['source']}  "
+            line += view.describe(done[row["rank"] - 1].program.score)
             check = row.get("verified")
             if check is not None:
                 again = ", ".join(f"{k}={fmt(v)}" for k, v in check["objectives"].items())
@@ -91,6 +106,34 @@ def export(run_id, directory, best, pareto, objectives, force, verify, db, as_js
         click.echo(f"{len(rows)} program(s) with metadata written to {directory}", err=True)
     if failed:
         raise SystemExit(1)
+
+
+def _patches(run, done, seed, view, branch) -> dict[int, str]:
+    """Write the patches of a repository run's programs (by rank); with ``branch``, commit the
+    first on that new branch of the repository."""
+    from evoforge.evolve.mining import apply_patch, write_patches
+    from evoforge.problems import load_problem
+
+    written = write_patches(run, done, seed, view) if seed is not None else []
+    if branch is not None:
+        if not written:
+            raise click.ClickException(
+                f"--apply needs a repository run (an evoforge.toml problem); run {run.id} "
+                "evolves a single program"
+            )
+        if "\ndiff --git " not in written[0].read_text():
+            raise click.ClickException(
+                f"the best program of run {run.id} is the unchanged repository: nothing to commit"
+            )
+        repo = Path(load_problem(run.problem_path).options["repo_dir"])
+        message = written[0].read_text().split("\n\n", 1)[0]
+        commit = apply_patch(repo, written[0], branch, message)
+        click.echo(f"committed {written[0].name} on branch {branch} of {repo} ({commit[:12]})")
+    return {
+        item.rank: str(item.source_path.with_suffix(".patch"))
+        for item in done
+        if item.source_path.with_suffix(".patch") in written
+    }
 
 
 def _verify(run, programs) -> list[dict]:

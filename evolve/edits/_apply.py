@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from evoforge.evolve.edits._files import FileScope
 from evoforge.evolve.edits._fuzzy import FuzzyBudget
 from evoforge.evolve.edits._indent import indent_of
 from evoforge.evolve.edits._lines import ProgramLines
@@ -104,6 +105,7 @@ def _apply_diff(
     regions = find_blocks(parent, origin="parent program")
     loosest = 0
     budget = FuzzyBudget()
+    scope = FileScope.of(parent)
     for block in blocks:
         if not block.search.strip():
             raise EditError(
@@ -116,10 +118,15 @@ def _apply_diff(
                 f"block {block.number}: its REPLACE text contains an EVOLVE-BLOCK marker; the "
                 "marker lines are fixed: change only the code between them"
             )
-        program = ProgramLines(text, regions)
-        found, kind = locate(
-            program, block, tolerant=tolerant, fuzzy_threshold=fuzzy_threshold, budget=budget
-        )
+        program = ProgramLines(text, scope.regions(block, text, regions))
+        try:
+            found, kind = locate(
+                program, block, tolerant=tolerant, fuzzy_threshold=fuzzy_threshold, budget=budget
+            )
+        except EditError as exc:
+            if scope.current is None:
+                raise
+            raise EditError(f"{exc} (the block is headed by the file {scope.current})") from None
         start, end = program.span(found.first, found.count)
         text = text[:start] + found.replacement + text[end:]
         regions = _moved(regions, start, end, len(found.replacement))

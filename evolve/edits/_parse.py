@@ -35,6 +35,7 @@ class EditBlock:
     number: int  # 1-based, in answer order
     search: str
     replace: str
+    heading: str = ""  # the answer's last line of prose before the block (a file path?)
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,7 @@ def parse_blocks(lines: list[str]) -> list[EditBlock]:
     search: list[str] = []
     replace: list[str] = []
     opened = 0
+    heading = pending = ""
     for lineno, line in enumerate(lines, start=1):
         is_search = "<" in line and _marker(line, "<", _SEARCH)
         is_replace = ">" in line and _marker(line, ">", _REPLACE)
@@ -115,11 +117,14 @@ def parse_blocks(lines: list[str]) -> list[EditBlock]:
                         "whole program in one ```python fenced block"
                     )
                 state, search, replace, opened = "search", [], [], lineno
+                heading, pending = pending, ""
             elif is_replace:
                 raise EditError(
                     f"answer line {lineno}: '>>>>>>> REPLACE' without a '<<<<<<< SEARCH' "
                     f"before it. {FORMAT_HINT}"
                 )
+            elif line.strip() and not _fence_line(line, opening=True):
+                pending = line.strip()
         elif state == "search":
             if "=" in line and _divider(line):
                 state = "replace"
@@ -132,7 +137,7 @@ def parse_blocks(lines: list[str]) -> list[EditBlock]:
                 search.append(line)
         else:  # replace
             if is_replace:
-                blocks.append(EditBlock(number, _section(search), _section(replace)))
+                blocks.append(EditBlock(number, _section(search), _section(replace), heading))
                 state = "prose"
             elif is_search:
                 raise EditError(

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         reproduced,
         verify,
     )
+    from evoforge.evolve.mining._patches import apply_patch, patch_text, write_patches
     from evoforge.evolve.mining._prompts import OFF_MESSAGE, first_change, prompt_variant_table
     from evoforge.evolve.mining._stats import (
         CHECKPOINTS,
@@ -51,6 +52,9 @@ _EXPORTS = {
     "metadata": "evoforge.evolve.mining._export",
     "reproduced": "evoforge.evolve.mining._export",
     "verify": "evoforge.evolve.mining._export",
+    "apply_patch": "evoforge.evolve.mining._patches",
+    "patch_text": "evoforge.evolve.mining._patches",
+    "write_patches": "evoforge.evolve.mining._patches",
     "OFF_MESSAGE": "evoforge.evolve.mining._prompts",
     "first_change": "evoforge.evolve.mining._prompts",
     "prompt_variant_table": "evoforge.evolve.mining._prompts",
@@ -93,6 +97,10 @@ __all__ = [
     "metadata",
     "reproduced",
     "verify",
+    # repository programs as patches
+    "apply_patch",
+    "patch_text",
+    "write_patches",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from evoforge.evolve._syntax import check_syntax
+from evoforge.evolve._syntax import check_program_syntax
 from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.models import Attempt, Completion, ModelError, complete
 from evoforge.evolve.prompts import build_messages
@@ -100,8 +100,9 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
             prompt_cpu_s=prompt_cpu,
             edit_cpu_s=time.thread_time() - tick,
         )
-    # Other languages (an OpenEvolve folder's C or Rust program) are checked by their evaluator.
-    syntax = check_syntax(child.source) if setup.problem.language == "python" else None
+    # Other languages (an OpenEvolve folder's C or Rust program) are checked by their evaluator;
+    # a repository bundle's Python files are checked one by one, whatever the bundle's language.
+    syntax = check_program_syntax(child.source, setup.problem.language)
     return Proposal(
         request.seq,
         completion,

@@ -8,7 +8,9 @@ first registered adapter that recognises it. Built in:
   evaluator (:mod:`evoforge.problems.adapters._kernelbench`);
 - ``openevolve``: an OpenEvolve folder (``initial_program.*``, ``evaluator.py``, optional
   ``config.yaml``), for the ``openevolve`` evaluator
-  (:mod:`evoforge.problems.adapters._openevolve`).
+  (:mod:`evoforge.problems.adapters._openevolve`);
+- ``repository``: a folder with an ``evoforge.toml`` (files to evolve, a check and a measure
+  command), for the ``repo`` evaluator (:mod:`evoforge.problems.adapters._repository`).
 
 A plugin adds a format with the ``register_problem_adapters`` hook::
 
@@ -26,6 +28,7 @@ from evoforge.problems.adapters._registry import (
     adapt,
     problem_adapters,
 )
+from evoforge.problems.adapters._repository import REPOSITORY, RepositoryConfig
 
 __all__ = [
     # the registry
@@ -37,5 +40,7 @@ __all__ = [
     # built-in adapters
     "KERNELBENCH",
     "OPENEVOLVE",
+    "REPOSITORY",
+    "RepositoryConfig",
     "is_task_source",
 ]

@@ -1,0 +1,137 @@
+"""Runner of the ``repo`` evaluator: ``python -m evoforge.evaluators.repo``.
+
+One JSON request on stdin (see :mod:`evoforge.evaluators.repo._evaluator`), one JSON reply line
+on stdout. Processes, one fresh runner per candidate::
+
+    runner (trusted)   resets the slot's copy of the repository (restores what the last
+                       candidate changed), writes this candidate's files, owned by the
+                       candidates' user
+     ├── job: check    forked in the shared sandbox with the copy as its working directory
+     │                 (its only writable place): `sh -c "<check>"`, exit status and output
+     └── job: measure  the same, if the check exited 0: `sh -c "<measure>"`
+    runner, after each job exited: reads the exit status, the output's tail and the
+    measure's last stdout line (a JSON object of metrics), replies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from evoforge.evaluators.repo._copies import Slot, tail
+from evoforge.evaluators.sandbox import Limits, Sandbox, prepare, read_request, reply
+
+OUTPUT_BYTES = 1 << 20  # of each stream, kept by the job (the tail is what is reported)
+
+
+def main() -> int:
+    request = read_request()
+    isolation, notes = prepare(
+        request.get("user"), request.get("network", "server"), allow_root=request["allow_root"]
+    )
+    start = time.perf_counter()
+    slot = Slot(Path(request["slot"]))
+    slot.reset(isolation.user)
+    slot.write(request["files"], isolation.user)
+    timings = {"reset_s": time.perf_counter() - start}
+    sandbox = Sandbox(job, isolation, workdir=str(slot.tree))
+    limits = Limits(
+        timeout_s=float(request["timeout_s"]),
+        memory_mb=request.get("memory_mb"),
+        max_files=4096,
+        result_mb=4,
+    )
+    try:
+        failure, metrics = run_command(sandbox, request["check"], limits, "check", timings)
+        if failure is None:
+            failure, metrics = run_command(sandbox, request["measure"], limits, "measure", timings)
+    finally:
+        sandbox.close()
+    if failure is not None:
+        reply({**failure, "timings": timings, "sandbox": notes})
+    else:
+        reply({"status": "ok", "metrics": metrics, "timings": timings, "sandbox": notes})
+    return 0
+
+
+def run_command(
+    sandbox: Sandbox, command: str, limits: Limits, stage: str, timings: dict[str, float]
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """Run one stage's command: ``(a failure reply or None, the metrics a measure printed)``."""
+    run = sandbox.run(json.dumps({"command": command}).encode(), limits)
+    timings[f"{stage}_s"] = run.eval_s
+    if run.status.value != "ok":
+        artifacts = run.artifacts
+        artifacts["stage"] = stage
+        artifacts["error"] = f"{stage} `{command}`: {artifacts.get('error') or run.status.value}"
+        return {"status": run.status.value, "artifacts": artifacts}, {}
+    header = run.header
+    code = int(header.get("exit", -1))
+    out, err = str(header.get("stdout", "")), str(header.get("stderr", ""))
+    artifacts = {"stage": stage, "stdout_tail": tail(out), "stderr_tail": tail(err)}
+    artifacts = {k: v for k, v in artifacts.items() if v}
+    if code != 0:
+        last = tail(err or out, 8) or "no output"
+        artifacts["error"] = f"{stage} `{command}` exited with {code}; its last lines:\n{last}"
+        status = "incorrect" if stage == "check" else "runtime_error"
+        return {"status": status, "artifacts": artifacts}, {}
+    if stage == "check":
+        return None, {}
+    metrics, why = parse_metrics(out)
+    if metrics is None:
+        artifacts["error"] = f"measure `{command}` {why}"
+        return {"status": "runtime_error", "artifacts": artifacts}, {}
+    return None, metrics
+
+
+def parse_metrics(stdout: str) -> tuple[dict[str, Any] | None, str]:
+    """The metrics on the last non-empty stdout line (a JSON object: its finite numbers and
+    booleans), or None and what was printed instead."""
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    if not lines:
+        return None, (
+            "printed nothing on stdout; its last stdout line must be a JSON object of "
+            'metrics, e.g. print(json.dumps({"runtime_s": 1.23}))'
+        )
+    last = lines[-1].strip()
+    try:
+        value = json.loads(last)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        return None, (
+            f"printed no JSON object on its last stdout line (it printed {last[:120]!r}); "
+            'print one last, e.g. print(json.dumps({"runtime_s": 1.23}))'
+        )
+    metrics = {
+        str(k): v
+        for k, v in value.items()
+        if isinstance(v, bool) or (isinstance(v, int | float) and math.isfinite(v))
+    }
+    return metrics, ""
+
+
+# --- the job, in the sandboxed child -------------------------------------------------------------
+
+
+def job(request: bytes) -> tuple[dict[str, Any], bytes]:
+    """Run the command with ``sh`` in the copy; its exit status and its output's ends."""
+    command = json.loads(request)["command"]
+    done = subprocess.run(
+        ["/bin/sh", "-c", command],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    out = done.stdout[-OUTPUT_BYTES:].decode("utf-8", "replace")
+    err = done.stderr[-OUTPUT_BYTES:].decode("utf-8", "replace")
+    return {"status": "ok", "exit": done.returncode, "stdout": out, "stderr": err}, b""
+
+
+if __name__ == "__main__":
+    sys.exit(main())

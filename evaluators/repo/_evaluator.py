@@ -1,0 +1,197 @@
+"""The ``repo`` evaluator: a repository's own check and measure commands, per candidate.
+
+A problem for it (written by :mod:`evoforge.problems.adapters` from a folder with an
+``evoforge.toml``) has a bundle as its program (:func:`~evoforge.problems.make_bundle`) and
+declares in ``options``: ``repo_dir`` (the repository), ``files`` (the evolving paths),
+``check`` and ``measure`` (shell commands run in the repository's root), and optionally
+``setup`` (run once in each copy), ``setup_timeout_s`` and ``exclude`` (globs left out of the
+copies), besides the sandbox's own options.
+
+At :meth:`RepoEvaluator.start` each of the ``workers`` evaluation slots gets its own copy of
+the repository (:class:`~evoforge.evaluators.repo._copies.Slot`); the base is only read. Per
+candidate, a fresh runner (:mod:`evoforge.evaluators.repo.__main__`) resets a free slot's copy,
+writes the candidate's files into it and runs ``check`` then ``measure`` in the shared
+sandbox, the copy being the sandbox's working directory, its only writable place; parallel
+candidates therefore never see each other's files or outputs.
+
+Verdicts: the check exits non-zero: ``incorrect``, with its last lines (the prompt shows
+them); the measure exits non-zero or prints no JSON object on its last stdout line:
+``runtime_error``; a command past ``timeout_s``: ``timeout`` (each command has the whole
+``timeout_s``). The metrics are the measure's JSON numbers and booleans, checked against the
+objectives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from evoforge.archive import EvalResult, Status
+from evoforge.evaluators._base import Availability, Evaluator
+from evoforge.evaluators.devices import cpu_fingerprint
+from evoforge.evaluators.repo._copies import SetupError, Slot
+from evoforge.evaluators.sandbox import SandboxOptions, call_runner, reply_result, server_env
+from evoforge.problems import BundleError, ProblemSpecError, split_bundle
+
+if TYPE_CHECKING:
+    from evoforge.problems import Problem
+
+RUNNER = "evoforge.evaluators.repo"
+RUNNER_MARGIN_S = 60.0  # interpreter start, reset, and the two commands' sandbox set-up
+
+
+@dataclass(frozen=True)
+class RepoOptions:
+    """What a repository problem declares in ``options`` (see the module docstring)."""
+
+    repo_dir: Path
+    files: tuple[str, ...]
+    check: str
+    measure: str
+    setup: str | None = None
+    setup_timeout_s: float = 900.0
+    exclude: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, problem: Problem) -> RepoOptions:
+        """The options of ``problem``.
+
+        Raises:
+            ProblemSpecError: one is missing or has the wrong type, or the repository moved.
+        """
+        options, where = problem.options, problem.spec_path
+        repo = options.get("repo_dir")
+        if not isinstance(repo, str) or not Path(repo).is_dir():
+            raise ProblemSpecError(
+                where,
+                "options['repo_dir']",
+                f"{repo!r} is not a folder; run `evoforge run` on the repository again",
+            )
+        for key in ("check", "measure"):
+            if not isinstance(options.get(key), str) or not options[key].strip():
+                raise ProblemSpecError(where, f"options[{key!r}]", "missing; give a command")
+        files = options.get("files")
+        if not isinstance(files, list | tuple) or not files:
+            raise ProblemSpecError(where, "options['files']", "missing; list the paths")
+        setup = options.get("setup")
+        return cls(
+            Path(repo),
+            tuple(str(f) for f in files),
+            str(options["check"]),
+            str(options["measure"]),
+            str(setup) if setup else None,
+            float(options.get("setup_timeout_s", 900.0)),
+            tuple(str(p) for p in options.get("exclude") or ()),
+        )
+
+
+class RepoEvaluator(Evaluator):
+    """Runs a repository's check and measure commands on each candidate bundle."""
+
+    name: ClassVar[str] = "repo"
+    targets: ClassVar[tuple[str, ...]] = ("cpu",)
+
+    def __init__(self, problem: Problem, *, workers: int = 1) -> None:
+        super().__init__(problem, workers=workers)
+        self.options = RepoOptions.of(problem)
+        self._sandbox = SandboxOptions.of(problem)
+        self._root: Path | None = None
+        self._free: asyncio.Queue[Slot] = asyncio.Queue()
+        self._slots: list[Slot] = []
+
+    @classmethod
+    def availability(cls) -> Availability:
+        if not sys.platform.startswith("linux"):
+            return Availability(False, f"needs Linux (the shared sandbox), not {sys.platform}")
+        if shutil.which("sh") is None:
+            return Availability(False, "no `sh` on PATH to run the check and measure commands")
+        return Availability(True)
+
+    async def start(self) -> None:
+        """Prepare one copy of the repository per worker (``setup`` runs in each).
+
+        Raises:
+            ProblemSpecError: ``setup`` failed in a copy.
+        """
+        if self._root is not None:
+            return
+        self._root = Path(tempfile.mkdtemp(prefix="evoforge-repo-"))
+        self._root.chmod(0o711)
+        options = self.options
+        env = server_env(self._sandbox.sandbox_env)
+        for index in range(max(1, self.workers)):
+            try:
+                slot = await asyncio.to_thread(
+                    Slot.prepare,
+                    self._root / f"slot{index}",
+                    options.repo_dir,
+                    exclude=options.exclude,
+                    setup=options.setup,
+                    setup_timeout_s=options.setup_timeout_s,
+                    env=env,
+                )
+            except SetupError as exc:
+                await self.close()
+                raise ProblemSpecError(options.repo_dir, "setup", str(exc)) from None
+            self._slots.append(slot)
+            self._free.put_nowait(slot)
+
+    async def evaluate(self, source: str) -> EvalResult:
+        """Check and measure the bundle ``source``; never raises for a bad candidate."""
+        try:
+            files = split_bundle(source)
+        except BundleError as exc:
+            return _failed(Status.SYNTAX_ERROR, str(exc))
+        if tuple(files) != self.options.files:
+            return _failed(
+                Status.SYNTAX_ERROR,
+                f"the program holds the files {', '.join(files)}; this problem evolves "
+                f"{', '.join(self.options.files)} (keep every '# === FILE: ... ===' line)",
+            )
+        if self._root is None:
+            await self.start()
+        slot = await self._free.get()
+        try:
+            return await self._run(slot, files)
+        finally:
+            self._free.put_nowait(slot)
+
+    async def _run(self, slot: Slot, files: dict[str, str]) -> EvalResult:
+        problem, options = self.problem, self.options
+        request: dict[str, Any] = {
+            "slot": str(slot.root),
+            "files": files,
+            "check": options.check,
+            "measure": options.measure,
+            "timeout_s": problem.timeout_s,
+            "memory_mb": problem.memory_mb,
+            "user": self._sandbox.sandbox_user,
+            "network": self._sandbox.sandbox_network,
+            "allow_root": self._sandbox.sandbox_allow_root,
+        }
+        start = time.perf_counter()
+        reply = await call_runner(
+            RUNNER,
+            request,
+            deadline_s=2 * problem.timeout_s + RUNNER_MARGIN_S,
+            env=server_env(self._sandbox.sandbox_env),
+        )
+        return reply_result(problem, reply, time.perf_counter() - start, cpu_fingerprint())
+
+    async def close(self) -> None:
+        """Remove the copies; safe to call twice."""
+        root, self._root = self._root, None
+        self._slots.clear()
+        self._free = asyncio.Queue()
+        if root is not None:
+            await asyncio.to_thread(shutil.rmtree, root, True)
+
+
+def _failed(status: Status, error: str) -> EvalResult:
+    return EvalResult(status, {}, {}, {}, {"error": error}, {}, cpu_fingerprint())
