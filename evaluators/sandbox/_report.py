@@ -32,8 +32,10 @@ For each run of :class:`~evoforge.evaluators.sandbox.Sandbox`:
   child is forked. The IPC namespace is made per candidate (System V objects and POSIX queues
   die with it; about 0.15 ms of the child's set-up with the ``proc`` mount, off the latency
   path when the child is forked ahead);
-- a seccomp filter that refuses UNIX-domain sockets (:mod:`~evoforge.evaluators.sandbox._seccomp`):
-  a host service listening on a socket file stays out of reach;
+- a seccomp filter at least as strict as Docker's default profile
+  (:mod:`~evoforge.evaluators.sandbox._seccomp`): no keyrings, namespaces, ``bpf``,
+  ``io_uring``, ``ptrace``, ... and no socket but ``AF_INET``/``AF_INET6`` (so a host service
+  listening on a socket file, netlink and vsock stay out of reach);
 - a cgroup for the memory of its whole process tree (:mod:`~evoforge.evaluators.sandbox._cgroup`),
   reused by a server's candidates one at a time, and a descriptor limit (``Limits.max_files``);
 - a wall-clock deadline enforced by the server (``pidfd`` + ``poll``, no polling sleeps;
@@ -60,6 +62,12 @@ from evoforge.evaluators.sandbox._ns_probe import namespace_support
 from evoforge.evaluators.sandbox._options import RootRefusedError, SandboxOptions, candidate_user
 from evoforge.evaluators.sandbox._seccomp import filter_program
 
+SYSCALLS_NOTE = (
+    "seccomp, Docker's default and stricter: keyrings, namespaces, bpf, perf, io_uring, "
+    "ptrace, mounts, modules, kexec refused; sockets AF_INET/AF_INET6 only"
+)
+"""What the seccomp filter refuses, in a line (``sandbox_info`` and ``evoforge plugins``)."""
+
 ISOLATION_KEYS = (
     "user",
     "mount namespace",
@@ -68,6 +76,7 @@ ISOLATION_KEYS = (
     "ipc namespace",
     "memory",
     "unix sockets",
+    "system calls",
 )
 """The entries of :func:`host_isolation`, in order."""
 
@@ -109,6 +118,7 @@ def host_isolation() -> dict[str, str]:
     report["unix sockets"] = (
         "on: refused by seccomp" if prog is not None else f"off: reachable ({why_seccomp})"
     )
+    report["system calls"] = f"on: {SYSCALLS_NOTE}" if prog is not None else f"off: {why_seccomp}"
     return report
 
 
@@ -120,6 +130,7 @@ def protections(
     seccomp: bool,
     why_no_seccomp: str,
     cgroup: CandidateCgroup,
+    unix_sockets: bool = False,
 ) -> dict[str, str]:
     """``{protection: what it does, or "off: why"}`` for the children of one server.
 
@@ -127,8 +138,9 @@ def protections(
         plan: the children's filesystem plan.
         why_no_pid: why they get no PID namespace ("" when they do).
         why_no_ipc: why they get no IPC namespace ("" when they do).
-        seccomp: whether the filter that refuses UNIX sockets is installed.
+        seccomp: whether the seccomp filter is installed.
         why_no_seccomp: why it is not.
+        unix_sockets: whether the problem asked for UNIX sockets (the filter lets them through).
         cgroup: the candidates' cgroup (version 0 when there is none).
     """
     held = held_capabilities()
@@ -153,10 +165,13 @@ def protections(
             else "one per candidate (System V IPC and POSIX queues die with it)"
         ),
         "unix sockets": (
-            "refused (seccomp: socket(AF_UNIX) fails; stream socketpairs work)"
+            "allowed (the problem asked)"
+            if unix_sockets
+            else "refused (seccomp: socket(AF_UNIX) fails; stream socketpairs work)"
             if seccomp
             else f"reachable: {why_no_seccomp}"
         ),
+        "system calls": SYSCALLS_NOTE if seccomp else f"unfiltered: {why_no_seccomp}",
         "memory": (
             cgroup.note
             if cgroup.version

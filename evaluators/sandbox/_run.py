@@ -99,9 +99,7 @@ class Sandbox:
         why_no_pid, why_no_ipc = namespaces_here(isolation.namespaces, plan.mode)
         plan = with_namespaces(plan, ipc=not why_no_ipc, proc=not why_no_pid)
         self._pid_ns = None if why_no_pid else PidNamespace()
-        seccomp, why_no_seccomp = (
-            (None, "allowed (the problem asked)") if isolation.unix_sockets else filter_program()
-        )
+        seccomp, why_no_seccomp = filter_program(isolation.unix_sockets)
         self._containment = Containment(workdir, plan, seccomp)
         self._cgroup = (
             candidate_cgroup(f"{os.getpid()}-{id(self):x}")
@@ -116,6 +114,7 @@ class Sandbox:
             seccomp=seccomp is not None,
             why_no_seccomp=why_no_seccomp,
             cgroup=self._cgroup,
+            unix_sockets=isolation.unix_sockets,
         )
         """Which protections the children get, and why any is off (for ``sandbox_info``)."""
 
