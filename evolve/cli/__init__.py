@@ -7,6 +7,7 @@ import os
 
 import click
 
+from evoforge.base.terminal import TerminalSafeFormatter
 from evoforge.evolve.cli._common import main_group
 from evoforge.evolve.cli._export import export
 from evoforge.evolve.cli._inspect import show, status, top
@@ -61,10 +62,9 @@ def main() -> None:
     # Diagnostics go to stderr, results to stdout. EVOFORGE_LOG=info also shows each retried
     # model call; keys are redacted from every record (evoforge.evolve.models._redact).
     level = os.environ.get("EVOFORGE_LOG", "warning").upper()
-    logging.basicConfig(
-        level=getattr(logging, level, logging.WARNING),
-        format="evoforge: %(levelname)s: %(message)s",
-    )
+    handler = logging.StreamHandler()  # a record may quote a candidate: terminal-safe lines
+    handler.setFormatter(TerminalSafeFormatter("evoforge: %(levelname)s: %(message)s"))
+    logging.basicConfig(level=getattr(logging, level, logging.WARNING), handlers=[handler])
     try:
         load_plugins()
         pm.hook.register_commands(cli=cli)
