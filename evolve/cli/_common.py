@@ -62,7 +62,8 @@ def main_group() -> type[click.Group]:
             except _user_errors() as exc:  # a seed's error quotes the candidate
                 raise click.ClickException(terminal_safe(str(exc))) from exc
             except click.ClickException as exc:
-                exc.message = terminal_safe(exc.message)
+                # Kept as it is (a UsageError keeps its exit status 2), its text made safe.
+                setattr(exc, "message", terminal_safe(exc.message))  # noqa: B010 (Final in click)
                 raise
 
     return Group
