@@ -17,6 +17,7 @@ from evoforge.archive._front import Fronts
 from evoforge.archive._grids import Grids
 from evoforge.archive._mining import Node
 from evoforge.archive._outcome import Status
+from evoforge.archive._paths import create_private
 from evoforge.archive._program import INSERT_SQL, SELECT_SQL, Program, from_row, to_row
 from evoforge.archive._prompt_variants import PromptVariants
 from evoforge.archive._records import Event, LlmCall
@@ -134,6 +135,7 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
                     uri, uri=True, isolation_level=None, check_same_thread=False
                 )
             else:
+                create_private(self.path)
                 self.conn = sqlite3.connect(
                     self.path, isolation_level=None, check_same_thread=False
                 )
@@ -588,3 +590,4 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
         See :mod:`evoforge.archive._failures`.
         """
         return _failures.failure_groups(self, run_id, status=status)
+
