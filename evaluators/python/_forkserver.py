@@ -38,6 +38,7 @@ allows mount namespaces (``sandbox_info["filesystem"]`` says).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib
 import json
@@ -411,6 +412,10 @@ class ForkServer:
         }
 
     def serve(self) -> None:
+        """Answer requests until the engine closes the pipe; when the engine is gone (killed,
+        so a reply cannot be written or a request arrives cut short), exit quietly: a
+        traceback would only land on the terminal of whoever ran the engine."""
+        engine = os.getppid()
         try:
             if self.prefork:
                 self.sandbox.prepare()
@@ -423,6 +428,11 @@ class ForkServer:
                 self.workdir.recycle()
                 if self.prefork:
                     self.sandbox.prepare()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the engine closed its end: nobody is left to answer
+        except ProtocolError:
+            if os.getppid() == engine:
+                raise  # a live engine sent a bad frame: a bug to see
         finally:
             self.sandbox.close()
             self.scorer.close()
@@ -520,7 +530,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         server = ForkServer(args, proto_in, proto_out)
     except BaseException as exc:
-        write_frame(proto_out, dumps({"error": f"{type(exc).__name__}: {exc}"}))
+        with contextlib.suppress(BrokenPipeError):  # the engine may be gone already
+            write_frame(proto_out, dumps({"error": f"{type(exc).__name__}: {exc}"}))
         return 1
     server.serve()
     return 0

@@ -141,18 +141,21 @@ def supervise(
         run.cpu_s = usage.ru_utime + usage.ru_stime
         run.max_rss_mb = usage.ru_maxrss / (1024 if sys.platform != "darwin" else 2**20)
         run.stragglers = _sweep(pid, keep_pids, pid_ns)
-        tree_peak_mb, oom_killed = cgroup.collect()
-        run.max_rss_mb = max(run.max_rss_mb, tree_peak_mb)  # the whole tree, where accounted
-        if oom_killed:
-            reason = reason or "memory"
-    else:
-        cgroup.collect()
+    tree_peak_mb, oom_killed = cgroup.collect()
+    run.max_rss_mb = max(run.max_rss_mb, tree_peak_mb)  # the whole tree, where accounted
+    if oom_killed and reason != "too_large":
+        # The kernel killed one of its processes for the tree's memory: that is how it ended,
+        # even when the rest then sat blocked until the deadline (cgroup v1 kills only the
+        # largest process; a parent waiting on it never returns).
+        reason = "memory"
     for fd, sink in sinks.items():
         if fd != result_r or reason != "too_large":
             _drain(fd, sink)
     run.stdout_tail, run.stderr_tail = out.text("stdout"), err.text("stderr")
     if not exited:
-        run.status = Status.TIMEOUT if reason == "timeout" else Status.CRASHED
+        run.status = {"timeout": Status.TIMEOUT, "memory": Status.MEMORY_LIMIT}.get(
+            reason, Status.CRASHED
+        )
         run.error = f"was killed but could not be reaped within {_REAP_GRACE_S:g} s"
         return run
     _classify(run, wait_status, reason, bytes(result.data), limits)
@@ -165,7 +168,7 @@ def _classify(run: SandboxRun, wait_status: int, reason: str, data: bytes, limit
         run.status, run.payload = Status.MEMORY_LIMIT, b""
         run.error = (
             f"its processes together used more than the memory limit of {limits.memory_mb} MiB "
-            "(cgroup), and the kernel killed them"
+            f"(cgroup; peak {run.max_rss_mb:.0f} MiB), and the kernel killed them"
         )
     elif reason == "too_large":
         run.status = Status.RUNTIME_ERROR
