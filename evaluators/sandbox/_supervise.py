@@ -218,8 +218,9 @@ def _kill_group(pgid: int) -> bool:
 
 
 def _sweep(pgid: int, keep_pids: Collection[int], pid_ns: PidNamespace | None = None) -> int:
-    """Kill and reap everything the candidate left: its group, then orphans re-parented here,
-    then whatever is left in its PID namespace (where orphans go when there is one).
+    """Kill and reap everything the candidate left: everything in its PID namespace when
+    there is one (its first process kills and reaps, in about a millisecond), then its group
+    and the orphans re-parented here.
 
     Terminates because a group member's orphans are re-parented to this (subreaper) process
     before that member can be reaped, so "group empty and no children" means all are gone.
@@ -229,6 +230,12 @@ def _sweep(pgid: int, keep_pids: Collection[int], pid_ns: PidNamespace | None = 
     """
     killed, give_up = 0, time.perf_counter() + _SWEEP_LIMIT_S
     adopts_orphans = is_subreaper()  # elsewhere other children are not ours to kill
+    if pid_ns is not None:
+        # First, and enough: everything the candidate started is in the namespace, setsid
+        # escapees included, and its orphans are the first process's children, which it reaps
+        # only when asked. Left as zombies they would keep the group "alive" (a group of
+        # zombies still takes signals) and the loop below would wait in vain.
+        killed += _sweep_namespace(pgid, pid_ns)
     while True:
         group_alive = _kill_group(pgid)
         strays = children() - {*keep_pids, *live_first_processes} if adopts_orphans else set()
@@ -245,12 +252,15 @@ def _sweep(pgid: int, keep_pids: Collection[int], pid_ns: PidNamespace | None = 
             print(f"evoforge sandbox: gave up killing leftovers of {pgid}", file=sys.stderr)
             break
         time.sleep(0.0005)  # only when something was left behind: let SIGKILL land
-    if pid_ns is not None:
-        try:
-            killed += pid_ns.sweep()
-        except OSError as exc:
-            print(f"evoforge sandbox: leftovers of {pgid}: {exc}", file=sys.stderr)
     return killed
+
+
+def _sweep_namespace(pgid: int, pid_ns: PidNamespace) -> int:
+    try:
+        return pid_ns.sweep()
+    except OSError as exc:
+        print(f"evoforge sandbox: leftovers of {pgid}: {exc}", file=sys.stderr)
+        return 0
 
 
 def _read_into(fd: int, sink: _Capped | _Tail) -> bool:

@@ -7,6 +7,7 @@ the deadline.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -14,8 +15,11 @@ import textwrap
 import pytest
 
 from evoforge.evaluators import Status
+from evoforge.evaluators.python._evaluator import PythonEvaluator
+from evoforge.problems import load_problem
 from tests.conftest import ROOT
-from tests.evaluators.conftest import PROBE_SPEC, SEED
+from tests.evaluators.conftest import PROBE_SPEC, SEED, dedent
+from tests.evaluators.hostile import ROOT_OPTIONS
 
 ENGINE = """
 import asyncio, os, signal, sys
@@ -84,3 +88,34 @@ def test_a_tree_killed_for_its_memory_is_memory_limit_even_when_its_parent_block
     assert result.status is Status.MEMORY_LIMIT, (result.status, result.artifacts)
     assert "peak" in result.artifacts["error"]
     assert result.timings["max_rss_mb"] >= 400  # the tree's peak, not one process's
+
+
+FORKS_AND_RETURNS = """
+import os, time
+def main():
+    pids = []
+    for _ in range(20):  # sleepers it never waits for: killed and reaped after it returns
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        pids.append(pid)
+    return {"metrics": {"score": 1.0, "size": 1.0}, "pids": pids}
+"""
+
+
+def test_leftovers_are_reaped_at_once_and_without_a_warning(probe, capfd):
+    """The namespace's first process reaps what it killed; the server does not wait on
+    zombies until it gives up (it once took 10 s and warned "gave up killing leftovers")."""
+    evaluator = PythonEvaluator(load_problem(probe(options=ROOT_OPTIONS)))
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(evaluator.start())  # its stderr is this test's (capfd)
+        results = [
+            loop.run_until_complete(evaluator.evaluate(dedent(FORKS_AND_RETURNS))) for _ in range(2)
+        ]
+    finally:
+        loop.run_until_complete(evaluator.close())
+        loop.close()
+    assert [r.status for r in results] == [Status.OK] * 2, [r.artifacts for r in results]
+    assert "leftovers" not in capfd.readouterr().err
