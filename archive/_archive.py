@@ -590,4 +590,3 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
         See :mod:`evoforge.archive._failures`.
         """
         return _failures.failure_groups(self, run_id, status=status)
-

@@ -19,6 +19,7 @@ def default_db() -> Path:
     """``$EVOFORGE_DB``, else ``evoforge.db`` in the working directory."""
     return Path(os.environ.get(DB_ENV) or DEFAULT_DB)
 
+
 def create_private(path: Path) -> None:
     """Create a new archive file 0600 (whatever the umask) before SQLite opens it.
 

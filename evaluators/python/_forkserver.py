@@ -57,6 +57,7 @@ from evoforge.archive import Status
 from evoforge.base import jsonio
 from evoforge.base.redaction import redact
 from evoforge.evaluators.sandbox import (
+    DEFAULT_DISK_MB,
     NETWORK_MODES,
     THREAD_VARIABLES,
     Isolation,
@@ -379,6 +380,7 @@ class ForkServer:
             namespaces=not args.no_namespaces,
             cgroup=not args.no_cgroup,
             reach=reach,
+            disk_mb=args.disk_mb,
         )
         self.scorer = Scorer(args.spec_path, private_fds=(proto_in, proto_out))
         self.workdir = Workdir(user, args.workdir_root or None)
@@ -496,6 +498,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--no-namespaces", action="store_true", help="no PID and IPC namespace per candidate"
     )
     parser.add_argument("--no-cgroup", action="store_true", help="no cgroup for candidates")
+    parser.add_argument(
+        "--disk-mb", type=int, default=DEFAULT_DISK_MB, help="candidates' disk quota (0: none)"
+    )
     parser.add_argument("--score-timeout", type=float, default=60.0)
     parser.add_argument(
         "--workdir-root",

@@ -7,8 +7,11 @@ namespace (mounts made private, so nothing propagates back to the host):
 
 - every mount is read-only, ``nosuid`` and ``nodev`` (``mount_setattr`` with ``AT_RECURSIVE``;
   on kernels before 5.12, each mount point of ``/proc/self/mountinfo`` is remounted);
-- the workdir is bind-mounted on itself and made writable again: it is the only writable
-  place on disk (it is also ``HOME`` and ``TMPDIR``; ``/tmp`` and ``/var/tmp`` are read-only);
+- the workdir is a fresh ``tmpfs`` of ``disk_mb`` (the candidate's disk quota: writing more
+  fails with ``ENOSPC``; its pages count against the candidate's memory cgroup, and it is gone
+  with the candidate), or without a quota the host's directory bind-mounted on itself; either
+  way the only writable place on disk (it is also ``HOME`` and ``TMPDIR``; ``/tmp`` and
+  ``/var/tmp`` are read-only);
 - ``/dev/shm`` is a fresh, size-capped ``tmpfs`` (``multiprocessing`` needs it), so nothing
   written there outlives the run or reaches the host's;
 - device nodes can be opened only where allowed (``/dev/null``, ``/dev/zero``, ``/dev/full``,
@@ -99,6 +102,8 @@ class FilesystemPlan:
         hidden: ``(path, is_dir)`` pairs to cover.
         devices: device nodes that stay openable.
         shm_mb: size of the private ``/dev/shm`` (0: none, it stays read-only).
+        disk_mb: size of the workdir's ``tmpfs`` (0: the host's directory, bound).
+        owner: ``(uid, gid)`` that owns the workdir's ``tmpfs`` (the candidates' user).
         use_setattr: ``mount_setattr`` works here (Linux >= 5.12); else remount each mount.
         make_private: the server's namespace has shared or slave mounts, so each child makes
             its copy private (about 0.1 ms; a server in a private namespace of its own,
@@ -120,6 +125,8 @@ class FilesystemPlan:
     hidden: tuple[tuple[str, bool], ...] = ()
     devices: tuple[str, ...] = ()
     shm_mb: int = 0
+    disk_mb: int = 0
+    owner: tuple[int, int] | None = None
     use_setattr: bool = True
     make_private: bool = True
     notes: tuple[str, ...] = ()
@@ -133,6 +140,8 @@ class FilesystemPlan:
         if not self.mode:
             return {"filesystem": f"off: {self.why_off}"}
         shm = f", private {SHM} ({self.shm_mb} MiB)" if self.shm_mb else ""
+        if self.disk_mb:
+            shm += f", disk quota {self.disk_mb} MiB (the workdir is a private tmpfs)"
         hidden = ", ".join(path for path, _ in self.hidden) or "none"
         if self.notes:
             hidden += f" (not hidden: {'; '.join(self.notes)})"
@@ -152,6 +161,8 @@ def plan_filesystem(
     devices: tuple[str, ...] = DEVICES,
     shm_mb: int = 64,
     reach: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    disk_mb: int = 0,
+    owner: tuple[int, int] | None = None,
 ) -> FilesystemPlan:
     """Plan the isolation of children that work in ``workdir`` (in the server, once).
 
@@ -163,6 +174,8 @@ def plan_filesystem(
         hide_secrets: also hide :data:`SECRET_PATHS` under the server user's home.
         devices: glob patterns of the device nodes that stay openable.
         shm_mb: size of the private ``/dev/shm``.
+        disk_mb: the disk quota: the workdir becomes a private ``tmpfs`` of this size (0: none).
+        owner: who owns that ``tmpfs`` (the candidates' user; None: this process's).
     """
     if not enabled:
         return FilesystemPlan("", why_off="not asked")
@@ -199,6 +212,8 @@ def plan_filesystem(
         hidden=kept,
         devices=usable_devices,
         shm_mb=shm_mb if os.path.isdir(SHM) and not _contains(SHM, workdir) else 0,
+        disk_mb=disk_mb,
+        owner=owner or (os.geteuid(), os.getegid()),
         use_setattr=use_setattr,
         make_private=_propagating_mounts(),
         notes=tuple(notes),

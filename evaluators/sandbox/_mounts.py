@@ -139,7 +139,12 @@ def compile_steps(plan: FilesystemPlan) -> tuple[tuple[Any, ...], ...]:
             steps.append(("mkdirs", plan.workdir, target, f"mkdir {target}"))
             steps.append(mount(path, target, None, MS_BIND | MS_REC))
         steps.append(mount(plan.workdir, folder, None, MS_MOVE))
-    steps.append(mount(plan.workdir, plan.workdir, None, MS_BIND))
+    if plan.disk_mb:  # the quota: a fresh tmpfs of its own size (charged to the memory cgroup)
+        uid, gid = plan.owner or (os.geteuid(), os.getegid())
+        options = f"size={plan.disk_mb}m,mode=0700,uid={uid},gid={gid}"
+        steps.append(mount("tmpfs", plan.workdir, "tmpfs", MS_NOSUID | MS_NODEV, options))
+    else:
+        steps.append(mount(plan.workdir, plan.workdir, None, MS_BIND))
     steps.extend(mount(device, device, None, MS_BIND) for device in plan.devices)
     if not plan.use_setattr:
         return (*steps, ("remount", "remount read-only"))

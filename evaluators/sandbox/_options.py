@@ -17,6 +17,7 @@ from pydantic import Field, ValidationError
 from evoforge.base.settings import Settings, describe_item
 from evoforge.evaluators.sandbox._host import python_paths, resolve_user, unreachable
 from evoforge.evaluators.sandbox._mount_plan import filesystem_mode
+from evoforge.evaluators.sandbox._types import DEFAULT_DISK_MB
 from evoforge.problems import SPEC_FILENAME, ProblemSpecError
 
 if TYPE_CHECKING:
@@ -56,6 +57,10 @@ class SandboxOptions(Settings):
         sandbox_namespaces: a PID namespace for candidates (own ``/proc``, emptied after each
             one) and an IPC namespace per candidate.
         sandbox_cgroup: limit and account memory for the candidate's whole process tree.
+        sandbox_disk_mb: the candidate's disk quota in MiB (its workdir, also ``HOME`` and
+            ``TMPDIR``, is a private ``tmpfs`` of this size; more is ``ENOSPC`` and the run
+            ends ``disk_limit``). Default: half of ``memory_mb`` (the ``tmpfs``'s pages count
+            against the memory limit too), or 1024 without one.
     """
 
     sandbox_user: str | Annotated[int, Field(ge=0)] | None = "nobody"
@@ -71,6 +76,14 @@ class SandboxOptions(Settings):
     sandbox_unix_sockets: bool = False
     sandbox_namespaces: bool = True
     sandbox_cgroup: bool = True
+    sandbox_disk_mb: Annotated[int, Field(ge=1)] | None = None
+
+    def disk_mb(self, memory_mb: int | None) -> int:
+        """The disk quota for candidates limited to ``memory_mb``: ``sandbox_disk_mb`` when
+        given, else half of ``memory_mb`` (at least 16), else the default."""
+        if self.sandbox_disk_mb is not None:
+            return self.sandbox_disk_mb
+        return max(16, memory_mb // 2) if memory_mb else DEFAULT_DISK_MB
 
     @classmethod
     def of(cls, problem: Problem) -> SandboxOptions:

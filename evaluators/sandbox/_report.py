@@ -8,7 +8,9 @@ For each run of :class:`~evoforge.evaluators.sandbox.Sandbox`:
   found and killed too, because the server is a child subreaper (Linux; see
   :func:`evoforge.evaluators.sandbox._host.harden_server`);
 - a fresh, empty working directory is its cwd, ``HOME`` and ``TMPDIR``, and the only place on
-  disk it can write: it runs in a private mount namespace where everything else is read-only,
+  disk it can write: a private ``tmpfs`` of ``Isolation.disk_mb`` (its disk quota; more is
+  ``ENOSPC``, and a run that failed on it is ``disk_limit``); it runs in a private mount
+  namespace where everything else is read-only,
   device nodes other than ``/dev/null`` and friends (and accelerators) cannot be opened,
   ``/dev/shm`` is its own, and hidden paths (the problem's folder, credential files) are
   covered by empty mounts (:mod:`evoforge.evaluators.sandbox._mount_plan`; as root directly,
@@ -96,7 +98,9 @@ def host_isolation() -> dict[str, str]:
         report["user"] = f"off: {exc}"
     mode = filesystem_mode()
     report["mount namespace"] = (
-        f"on: read-only view but the workdir ({mode})" if mode else "off: the host refuses it"
+        f"on: read-only view but the workdir, a private tmpfs of the disk quota ({mode})"
+        if mode
+        else "off: the host refuses it"
     )
     why_net = host_network_namespace()
     report["network namespace"] = "on: no network" if not why_net else f"off: {why_net}"

@@ -89,6 +89,8 @@ class Sandbox:
             devices=tuple(isolation.devices),
             shm_mb=isolation.shm_mb,
             reach=isolation.reach,
+            disk_mb=isolation.disk_mb,
+            owner=isolation.user,
         )
         if isolation.reach and not plan.mode:
             raise SandboxError(

@@ -37,6 +37,7 @@ CHILD_STATUSES = frozenset(
         Status.COMPILE_ERROR,
         Status.RUNTIME_ERROR,
         Status.MEMORY_LIMIT,
+        Status.DISK_LIMIT,
     }
 )
 """The statuses a child may report itself; any other is tampering."""

@@ -21,6 +21,10 @@ class SandboxError(RuntimeError):
     """The sandbox itself failed (a worker would not start or restart), not the candidate."""
 
 
+DEFAULT_DISK_MB = 1024
+"""A candidate's disk quota when nothing else says (``Isolation.disk_mb``)."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource limits for one run. Sizes in MiB; ``None`` means no limit of that kind."""
@@ -62,6 +66,11 @@ class Isolation:
             (:data:`~evoforge.evaluators.sandbox._mount_plan.DEVICES` by default: the usual
             character devices and accelerators).
         shm_mb: size of the child's private ``/dev/shm``.
+        disk_mb: the child's disk quota: its workdir (also its ``HOME`` and ``TMPDIR``) is a
+            private ``tmpfs`` of this size, empty at its start and gone with it; writing more
+            fails with ``ENOSPC`` and the run ends ``disk_limit``. Its pages count against the
+            memory cgroup too. 0: the workdir is the host's directory, unlimited but by
+            ``RLIMIT_FSIZE`` per file. Needs ``filesystem``.
         namespaces: run children in a PID namespace of the server's candidates (with their
             own read-only ``/proc``; emptied after each candidate) and give each its own IPC
             namespace (System V objects and POSIX queues die with it), where the host allows
@@ -83,6 +92,7 @@ class Isolation:
     hide_secrets: bool = True
     devices: tuple[str, ...] = DEVICES
     shm_mb: int = 64
+    disk_mb: int = DEFAULT_DISK_MB
     namespaces: bool = True
     unix_sockets: bool = False
     cgroup: bool = True
