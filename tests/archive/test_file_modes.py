@@ -31,4 +31,3 @@ def test_an_existing_archive_keeps_the_mode_its_owner_gave_it(tmp_path):
     path.chmod(0o640)
     Archive(path).close()
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
-
