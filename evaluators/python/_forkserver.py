@@ -376,6 +376,7 @@ class ForkServer:
             new_network=args.network == "candidate",
             filesystem=not args.no_filesystem,
             hidden_paths=tuple(args.hide),
+            keep=tuple(args.keep),
             unix_sockets=args.unix_sockets,
             namespaces=not args.no_namespaces,
             cgroup=not args.no_cgroup,
@@ -513,6 +514,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         default=[],
         metavar="PATH",
         help="a file or folder candidates must not see (repeatable)",
+    )
+    parser.add_argument(
+        "--keep",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a file or folder candidates must read inside a covered folder (repeatable)",
     )
     parser.add_argument(
         "--no-filesystem",

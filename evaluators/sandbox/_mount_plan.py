@@ -88,6 +88,12 @@ SECRET_PATHS = (
 """Credential files and folders under the server user's home, hidden when they exist. A
 best-effort list: name others in ``Isolation.hidden_paths``."""
 
+COVERED = ("/home", "/root", "/srv", "/mnt", "/media", "/opt", "/var")
+"""Folders of people's and services' data (home folders, project checkouts, other runs'
+archives, service state), each covered by an empty ``tmpfs`` in which only what candidates
+import (the Python installation, a venv, the project's packages: ``keep``) is bound back at
+its own path. One that holds the workdir stays visible (noted)."""
+
 _MODES = ("mount namespace", "user namespace")
 
 
@@ -145,9 +151,12 @@ class FilesystemPlan:
         hidden = ", ".join(path for path, _ in self.hidden) or "none"
         if self.notes:
             hidden += f" (not hidden: {'; '.join(self.notes)})"
+        kept = sorted({path for _, paths in self.reach for path in paths})
+        covered = ", ".join(folder for folder, _ in self.reach) or "none"
         return {
             "filesystem": f"read-only except the workdir{shm} ({self.mode})",
             "hidden": hidden,
+            "covered": f"{covered} (empty but for: {', '.join(kept) or 'nothing'})",
             "devices": ", ".join(self.devices) or "none",
         }
 
@@ -163,6 +172,8 @@ def plan_filesystem(
     reach: tuple[tuple[str, tuple[str, ...]], ...] = (),
     disk_mb: int = 0,
     owner: tuple[int, int] | None = None,
+    cover: tuple[str, ...] = (),
+    keep: tuple[str, ...] = (),
 ) -> FilesystemPlan:
     """Plan the isolation of children that work in ``workdir`` (in the server, once).
 
@@ -176,6 +187,9 @@ def plan_filesystem(
         shm_mb: size of the private ``/dev/shm``.
         disk_mb: the disk quota: the workdir becomes a private ``tmpfs`` of this size (0: none).
         owner: who owns that ``tmpfs`` (the candidates' user; None: this process's).
+        cover: folders to cover with an empty ``tmpfs`` (:data:`COVERED`), binding back the
+            paths of ``keep`` inside them.
+        keep: what candidates must still read under ``cover`` (real paths).
     """
     if not enabled:
         return FilesystemPlan("", why_off="not asked")
@@ -206,6 +220,8 @@ def plan_filesystem(
         for path in _device_nodes(devices)
         if not any(_contains(hidden_path, path) for hidden_path, _ in kept)
     )
+    reach, covered_notes = _cover(cover, keep, reach, workdir, kept)
+    notes.extend(covered_notes)
     plan = FilesystemPlan(
         mode,
         workdir=workdir,
@@ -217,9 +233,51 @@ def plan_filesystem(
         use_setattr=use_setattr,
         make_private=_propagating_mounts(),
         notes=tuple(notes),
-        reach=tuple((folder, tuple(paths)) for folder, paths in reach),
+        reach=reach,
     )
     return dataclasses.replace(plan, steps=compile_steps(plan))
+
+
+def _cover(
+    cover: tuple[str, ...],
+    keep: tuple[str, ...],
+    reach: tuple[tuple[str, tuple[str, ...]], ...],
+    workdir: str,
+    hidden: tuple[tuple[str, bool], ...],
+) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], list[str]]:
+    """``reach`` with the ``cover`` folders added (each with the ``keep`` paths inside it);
+    a reach folder inside a covered one is merged into it (the cover's folders are
+    traversable). Also what could not be covered, and why."""
+    notes = []
+    folders: dict[str, set[str]] = {}
+    for path in cover:
+        real = os.path.realpath(path)
+        if not os.path.isdir(real) or real in folders:
+            continue
+        if _contains(real, workdir):
+            notes.append(f"{real} holds the workdir")
+        elif any(_contains(os.path.realpath(k), real) for k in keep):
+            notes.append(f"{real} is needed whole")
+        elif not any(_contains(h, real) for h, _ in hidden):
+            folders[real] = set()
+    for folder, paths in reach:
+        outer = next((f for f in folders if _contains(f, folder)), None)
+        if outer is None:
+            folders.setdefault(folder, set()).update(paths)
+        else:
+            folders[outer].update(paths)
+    for path in keep:
+        real = os.path.realpath(path)
+        for folder in folders:
+            if _contains(folder, real) and real != folder and os.path.exists(real):
+                folders[folder].add(real)
+    # A folder covered whole needs no bind of what is inside another bound one.
+    merged = []
+    for folder in sorted(folders):
+        inside = folders[folder]
+        kept = sorted(p for p in inside if not any(o != p and _contains(o, p) for o in inside))
+        merged.append((folder, tuple(kept)))
+    return tuple(merged), notes
 
 
 def with_namespaces(plan: FilesystemPlan, *, ipc: bool, proc: bool) -> FilesystemPlan:

@@ -50,6 +50,10 @@ class SandboxOptions(Settings):
         sandbox_filesystem: a private read-only view of the filesystem (but the workdir).
         sandbox_hidden_paths: more paths hidden from candidates (relative ones start at the
             spec's folder); the problem's own folder is always hidden.
+        sandbox_visible_paths: files and folders candidates must read (data sets, libraries)
+            that lie in a folder covered from them (``/home``, ``/opt``, ``/var``, ...: see
+            ``Isolation.cover``); each is bound back, read-only (relative ones start at the
+            spec's folder; inside the problem's own folder nothing is visible).
         sandbox_env: names of environment variables candidates (and ``evaluate()``) get from
             the engine's environment, besides :data:`ENV_NAMES` and ``LC_*``.
         sandbox_unix_sockets: let candidates create UNIX-domain sockets (by default refused,
@@ -70,6 +74,7 @@ class SandboxOptions(Settings):
     sandbox_prefork: bool = True
     sandbox_filesystem: bool = True
     sandbox_hidden_paths: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    sandbox_visible_paths: Annotated[tuple[str, ...], Field(strict=False)] = ()
     sandbox_env: Annotated[
         tuple[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], ...], Field(strict=False)
     ] = ()
@@ -113,7 +118,9 @@ class SandboxOptions(Settings):
         folder = problem.spec_path.parent
         own = folder if problem.spec_path.name == SPEC_FILENAME else problem.spec_path
         hidden: tuple[Path | str, ...] = (own, *self.sandbox_hidden_paths)
-        return [arg for path in hidden for arg in ("--hide", str(folder / path))]
+        return [arg for path in hidden for arg in ("--hide", str(folder / path))] + [
+            arg for path in self.sandbox_visible_paths for arg in ("--keep", str(folder / path))
+        ]
 
 
 ENV_NAMES = (

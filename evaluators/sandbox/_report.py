@@ -59,7 +59,7 @@ import os
 from evoforge.evaluators.sandbox._caps import held_capabilities
 from evoforge.evaluators.sandbox._cgroup import CandidateCgroup, candidate_cgroup
 from evoforge.evaluators.sandbox._host import host_network_namespace
-from evoforge.evaluators.sandbox._mount_plan import FilesystemPlan, filesystem_mode
+from evoforge.evaluators.sandbox._mount_plan import COVERED, FilesystemPlan, filesystem_mode
 from evoforge.evaluators.sandbox._ns_probe import namespace_support
 from evoforge.evaluators.sandbox._options import RootRefusedError, SandboxOptions, candidate_user
 from evoforge.evaluators.sandbox._seccomp import filter_program
@@ -98,7 +98,8 @@ def host_isolation() -> dict[str, str]:
         report["user"] = f"off: {exc}"
     mode = filesystem_mode()
     report["mount namespace"] = (
-        f"on: read-only view but the workdir, a private tmpfs of the disk quota ({mode})"
+        f"on: read-only view but the workdir, a private tmpfs of the disk quota; "
+        f"{', '.join(COVERED)} empty but for what candidates import ({mode})"
         if mode
         else "off: the host refuses it"
     )
