@@ -16,6 +16,7 @@ from evoforge.archive._failures import FailureGroup
 from evoforge.archive._front import Fronts
 from evoforge.archive._grids import Grids
 from evoforge.archive._outcome import Status
+from evoforge.archive._paths import create_private
 from evoforge.archive._program import INSERT_SQL, SELECT_SQL, Program, from_row, to_row
 from evoforge.archive._prompt_variants import PromptVariants
 from evoforge.archive._queries import Node
@@ -134,6 +135,7 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
                     uri, uri=True, isolation_level=None, check_same_thread=False
                 )
             else:
+                create_private(self.path)
                 self.conn = sqlite3.connect(
                     self.path, isolation_level=None, check_same_thread=False
                 )

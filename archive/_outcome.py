@@ -28,6 +28,7 @@ class Status(enum.StrEnum):
     RUNTIME_ERROR = "runtime_error"  # raised an exception
     TIMEOUT = "timeout"  # wall-clock or CPU-time limit
     MEMORY_LIMIT = "memory_limit"
+    DISK_LIMIT = "disk_limit"  # wrote more than its disk quota (workdir and TMPDIR together)
     CRASHED = "crashed"  # died by a signal or exited without a result
     SANDBOX_VIOLATION = "sandbox_violation"
     DUPLICATE = "duplicate"  # the novelty filter found it equivalent to a stored program

@@ -77,6 +77,12 @@ class PythonEvaluator(Evaluator):
       (:data:`~evoforge.evaluators.sandbox.ENV_NAMES`): the environment is an allow-list.
     - ``sandbox_namespaces`` (default True), ``sandbox_cgroup`` (default True),
       ``sandbox_unix_sockets`` (default False): see below.
+    - ``sandbox_visible_paths`` (default none): data files and folders candidates must read
+      that lie in a folder covered from them (``/home``, ``/root``, ``/srv``, ``/mnt``,
+      ``/media``, ``/opt``, ``/var`` are empty for candidates but for what they import).
+    - ``sandbox_disk_mb`` (default half of ``memory_mb``): the candidate's disk quota; its
+      workdir (also ``HOME`` and ``TMPDIR``) is a private ``tmpfs`` of that size, and writing
+      more ends the run ``disk_limit``.
     - ``sandbox_network`` (default ``"server"``): ``"server"`` gives each fork server one empty
       network namespace shared by its candidates (no per-candidate cost); ``"candidate"`` one
       per candidate (about +1 ms each); ``"host"`` leaves the network reachable.
@@ -315,6 +321,8 @@ class PythonEvaluator(Evaluator):
             repr(self._score_timeout_s),
             "--workdir-root",
             workdir_root,
+            "--disk-mb",
+            str(self._sandbox.disk_mb(problem.memory_mb)),
         ]
         if not self._prefork:
             argv.append("--no-prefork")

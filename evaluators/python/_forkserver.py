@@ -38,6 +38,7 @@ allows mount namespaces (``sandbox_info["filesystem"]`` says).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib
 import json
@@ -56,6 +57,7 @@ from evoforge.archive import Status
 from evoforge.base import jsonio
 from evoforge.base.redaction import redact
 from evoforge.evaluators.sandbox import (
+    DEFAULT_DISK_MB,
     NETWORK_MODES,
     THREAD_VARIABLES,
     Isolation,
@@ -374,10 +376,12 @@ class ForkServer:
             new_network=args.network == "candidate",
             filesystem=not args.no_filesystem,
             hidden_paths=tuple(args.hide),
+            keep=tuple(args.keep),
             unix_sockets=args.unix_sockets,
             namespaces=not args.no_namespaces,
             cgroup=not args.no_cgroup,
             reach=reach,
+            disk_mb=args.disk_mb,
         )
         self.scorer = Scorer(args.spec_path, private_fds=(proto_in, proto_out))
         self.workdir = Workdir(user, args.workdir_root or None)
@@ -411,6 +415,10 @@ class ForkServer:
         }
 
     def serve(self) -> None:
+        """Answer requests until the engine closes the pipe; when the engine is gone (killed,
+        so a reply cannot be written or a request arrives cut short), exit quietly: a
+        traceback would only land on the terminal of whoever ran the engine."""
+        engine = os.getppid()
         try:
             if self.prefork:
                 self.sandbox.prepare()
@@ -423,6 +431,11 @@ class ForkServer:
                 self.workdir.recycle()
                 if self.prefork:
                     self.sandbox.prepare()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the engine closed its end: nobody is left to answer
+        except ProtocolError:
+            if os.getppid() == engine:
+                raise  # a live engine sent a bad frame: a bug to see
         finally:
             self.sandbox.close()
             self.scorer.close()
@@ -486,6 +499,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--no-namespaces", action="store_true", help="no PID and IPC namespace per candidate"
     )
     parser.add_argument("--no-cgroup", action="store_true", help="no cgroup for candidates")
+    parser.add_argument(
+        "--disk-mb", type=int, default=DEFAULT_DISK_MB, help="candidates' disk quota (0: none)"
+    )
     parser.add_argument("--score-timeout", type=float, default=60.0)
     parser.add_argument(
         "--workdir-root",
@@ -498,6 +514,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         default=[],
         metavar="PATH",
         help="a file or folder candidates must not see (repeatable)",
+    )
+    parser.add_argument(
+        "--keep",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a file or folder candidates must read inside a covered folder (repeatable)",
     )
     parser.add_argument(
         "--no-filesystem",
@@ -520,7 +543,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         server = ForkServer(args, proto_in, proto_out)
     except BaseException as exc:
-        write_frame(proto_out, dumps({"error": f"{type(exc).__name__}: {exc}"}))
+        with contextlib.suppress(BrokenPipeError):  # the engine may be gone already
+            write_frame(proto_out, dumps({"error": f"{type(exc).__name__}: {exc}"}))
         return 1
     server.serve()
     return 0

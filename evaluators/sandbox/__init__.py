@@ -64,7 +64,14 @@ from evoforge.evaluators.sandbox._runner import (
     reply,
     reply_result,
 )
-from evoforge.evaluators.sandbox._types import Isolation, Job, Limits, SandboxError, SandboxRun
+from evoforge.evaluators.sandbox._types import (
+    DEFAULT_DISK_MB,
+    Isolation,
+    Job,
+    Limits,
+    SandboxError,
+    SandboxRun,
+)
 
 __all__ = [
     # running jobs
@@ -73,6 +80,7 @@ __all__ = [
     "Isolation",
     "Job",
     "Limits",
+    "DEFAULT_DISK_MB",
     "Sandbox",
     "SandboxError",
     "SandboxRun",

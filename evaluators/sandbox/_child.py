@@ -95,6 +95,8 @@ def run_child(
                 os.environ.update(env)
                 tempfile.tempdir = env.get("TMPDIR", tempfile.tempdir)
             header, payload = job(request)
+            if containment.filesystem.disk_mb and header.get("status") != "ok":
+                header = _disk_limit(header, containment)
     except MemoryError:
         header = {"status": "memory_limit", "error": "ran out of memory (address-space limit)"}
     except BaseException as exc:  # the job catches its own errors; this is the set-up failing
@@ -117,6 +119,29 @@ class Containment:
     workdir: str
     filesystem: FilesystemPlan
     seccomp: Any = None  # the filter program (evoforge.evaluators.sandbox._seccomp), or None
+
+
+def _disk_limit(header: dict[str, Any], containment: Containment) -> dict[str, Any]:
+    """``header`` as ``disk_limit`` when the job failed on a full disk quota.
+
+    That is: the workdir's ``tmpfs`` is full, or the error names ``ENOSPC`` (a write larger
+    than what is left, or an ``fallocate`` beyond the quota, fails without filling it).
+    """
+    error = str(header.get("error", ""))
+    try:
+        st = os.statvfs(containment.workdir)
+        full = st.f_bavail == 0
+    except OSError:
+        full = False
+    if not full and "[Errno 28]" not in error and "No space left on device" not in error:
+        return header
+    quota = containment.filesystem.disk_mb
+    return {
+        **header,
+        "status": "disk_limit",
+        "error": f"wrote more than its disk quota of {quota} MiB (the workdir, also HOME and "
+        f"TMPDIR, together): {error}",
+    }
 
 
 def _contain(isolation: Isolation, containment: Containment) -> str:

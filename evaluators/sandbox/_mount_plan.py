@@ -7,8 +7,11 @@ namespace (mounts made private, so nothing propagates back to the host):
 
 - every mount is read-only, ``nosuid`` and ``nodev`` (``mount_setattr`` with ``AT_RECURSIVE``;
   on kernels before 5.12, each mount point of ``/proc/self/mountinfo`` is remounted);
-- the workdir is bind-mounted on itself and made writable again: it is the only writable
-  place on disk (it is also ``HOME`` and ``TMPDIR``; ``/tmp`` and ``/var/tmp`` are read-only);
+- the workdir is a fresh ``tmpfs`` of ``disk_mb`` (the candidate's disk quota: writing more
+  fails with ``ENOSPC``; its pages count against the candidate's memory cgroup, and it is gone
+  with the candidate), or without a quota the host's directory bind-mounted on itself; either
+  way the only writable place on disk (it is also ``HOME`` and ``TMPDIR``; ``/tmp`` and
+  ``/var/tmp`` are read-only);
 - ``/dev/shm`` is a fresh, size-capped ``tmpfs`` (``multiprocessing`` needs it), so nothing
   written there outlives the run or reaches the host's;
 - device nodes can be opened only where allowed (``/dev/null``, ``/dev/zero``, ``/dev/full``,
@@ -85,6 +88,12 @@ SECRET_PATHS = (
 """Credential files and folders under the server user's home, hidden when they exist. A
 best-effort list: name others in ``Isolation.hidden_paths``."""
 
+COVERED = ("/home", "/root", "/srv", "/mnt", "/media", "/opt", "/var")
+"""Folders of people's and services' data (home folders, project checkouts, other runs'
+archives, service state), each covered by an empty ``tmpfs`` in which only what candidates
+import (the Python installation, a venv, the project's packages: ``keep``) is bound back at
+its own path. One that holds the workdir stays visible (noted)."""
+
 _MODES = ("mount namespace", "user namespace")
 
 
@@ -99,6 +108,8 @@ class FilesystemPlan:
         hidden: ``(path, is_dir)`` pairs to cover.
         devices: device nodes that stay openable.
         shm_mb: size of the private ``/dev/shm`` (0: none, it stays read-only).
+        disk_mb: size of the workdir's ``tmpfs`` (0: the host's directory, bound).
+        owner: ``(uid, gid)`` that owns the workdir's ``tmpfs`` (the candidates' user).
         use_setattr: ``mount_setattr`` works here (Linux >= 5.12); else remount each mount.
         make_private: the server's namespace has shared or slave mounts, so each child makes
             its copy private (about 0.1 ms; a server in a private namespace of its own,
@@ -120,6 +131,8 @@ class FilesystemPlan:
     hidden: tuple[tuple[str, bool], ...] = ()
     devices: tuple[str, ...] = ()
     shm_mb: int = 0
+    disk_mb: int = 0
+    owner: tuple[int, int] | None = None
     use_setattr: bool = True
     make_private: bool = True
     notes: tuple[str, ...] = ()
@@ -133,12 +146,17 @@ class FilesystemPlan:
         if not self.mode:
             return {"filesystem": f"off: {self.why_off}"}
         shm = f", private {SHM} ({self.shm_mb} MiB)" if self.shm_mb else ""
+        if self.disk_mb:
+            shm += f", disk quota {self.disk_mb} MiB (the workdir is a private tmpfs)"
         hidden = ", ".join(path for path, _ in self.hidden) or "none"
         if self.notes:
             hidden += f" (not hidden: {'; '.join(self.notes)})"
+        kept = sorted({path for _, paths in self.reach for path in paths})
+        covered = ", ".join(folder for folder, _ in self.reach) or "none"
         return {
             "filesystem": f"read-only except the workdir{shm} ({self.mode})",
             "hidden": hidden,
+            "covered": f"{covered} (empty but for: {', '.join(kept) or 'nothing'})",
             "devices": ", ".join(self.devices) or "none",
         }
 
@@ -152,6 +170,10 @@ def plan_filesystem(
     devices: tuple[str, ...] = DEVICES,
     shm_mb: int = 64,
     reach: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    disk_mb: int = 0,
+    owner: tuple[int, int] | None = None,
+    cover: tuple[str, ...] = (),
+    keep: tuple[str, ...] = (),
 ) -> FilesystemPlan:
     """Plan the isolation of children that work in ``workdir`` (in the server, once).
 
@@ -163,6 +185,11 @@ def plan_filesystem(
         hide_secrets: also hide :data:`SECRET_PATHS` under the server user's home.
         devices: glob patterns of the device nodes that stay openable.
         shm_mb: size of the private ``/dev/shm``.
+        disk_mb: the disk quota: the workdir becomes a private ``tmpfs`` of this size (0: none).
+        owner: who owns that ``tmpfs`` (the candidates' user; None: this process's).
+        cover: folders to cover with an empty ``tmpfs`` (:data:`COVERED`), binding back the
+            paths of ``keep`` inside them.
+        keep: what candidates must still read under ``cover`` (real paths).
     """
     if not enabled:
         return FilesystemPlan("", why_off="not asked")
@@ -193,18 +220,64 @@ def plan_filesystem(
         for path in _device_nodes(devices)
         if not any(_contains(hidden_path, path) for hidden_path, _ in kept)
     )
+    reach, covered_notes = _cover(cover, keep, reach, workdir, kept)
+    notes.extend(covered_notes)
     plan = FilesystemPlan(
         mode,
         workdir=workdir,
         hidden=kept,
         devices=usable_devices,
         shm_mb=shm_mb if os.path.isdir(SHM) and not _contains(SHM, workdir) else 0,
+        disk_mb=disk_mb,
+        owner=owner or (os.geteuid(), os.getegid()),
         use_setattr=use_setattr,
         make_private=_propagating_mounts(),
         notes=tuple(notes),
-        reach=tuple((folder, tuple(paths)) for folder, paths in reach),
+        reach=reach,
     )
     return dataclasses.replace(plan, steps=compile_steps(plan))
+
+
+def _cover(
+    cover: tuple[str, ...],
+    keep: tuple[str, ...],
+    reach: tuple[tuple[str, tuple[str, ...]], ...],
+    workdir: str,
+    hidden: tuple[tuple[str, bool], ...],
+) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], list[str]]:
+    """``reach`` with the ``cover`` folders added (each with the ``keep`` paths inside it);
+    a reach folder inside a covered one is merged into it (the cover's folders are
+    traversable). Also what could not be covered, and why."""
+    notes = []
+    folders: dict[str, set[str]] = {}
+    for path in cover:
+        real = os.path.realpath(path)
+        if not os.path.isdir(real) or real in folders:
+            continue
+        if _contains(real, workdir):
+            notes.append(f"{real} holds the workdir")
+        elif any(_contains(os.path.realpath(k), real) for k in keep):
+            notes.append(f"{real} is needed whole")
+        elif not any(_contains(h, real) for h, _ in hidden):
+            folders[real] = set()
+    for folder, paths in reach:
+        outer = next((f for f in folders if _contains(f, folder)), None)
+        if outer is None:
+            folders.setdefault(folder, set()).update(paths)
+        else:
+            folders[outer].update(paths)
+    for path in keep:
+        real = os.path.realpath(path)
+        for folder in folders:
+            if _contains(folder, real) and real != folder and os.path.exists(real):
+                folders[folder].add(real)
+    # A folder covered whole needs no bind of what is inside another bound one.
+    merged = []
+    for folder in sorted(folders):
+        inside = folders[folder]
+        kept = sorted(p for p in inside if not any(o != p and _contains(o, p) for o in inside))
+        merged.append((folder, tuple(kept)))
+    return tuple(merged), notes
 
 
 def with_namespaces(plan: FilesystemPlan, *, ipc: bool, proc: bool) -> FilesystemPlan:

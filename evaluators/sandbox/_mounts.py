@@ -88,6 +88,8 @@ def apply_filesystem(plan: FilesystemPlan) -> None:
             _check(libc.mount(*args), what)
         elif kind == "mkdirs":
             _mkdirs(*args)
+        elif kind == "touch":
+            os.close(os.open(args[0], os.O_CREAT | os.O_WRONLY, 0o644))
         elif kind == "setattr":
             _check(libc.syscall(_SYS_MOUNT_SETATTR, _AT_FDCWD, *args), what)
         else:  # kernels before 5.12: remount each mount point read-only
@@ -136,10 +138,20 @@ def compile_steps(plan: FilesystemPlan) -> tuple[tuple[Any, ...], ...]:
         steps.append(staging)
         for path in paths:
             target = os.path.join(plan.workdir, os.path.relpath(path, folder))
-            steps.append(("mkdirs", plan.workdir, target, f"mkdir {target}"))
+            if os.path.isdir(path):
+                steps.append(("mkdirs", plan.workdir, target, f"mkdir {target}"))
+            else:  # a file (a declared data file): its mount point is an empty file
+                parent = os.path.dirname(target)
+                steps.append(("mkdirs", plan.workdir, parent, f"mkdir {parent}"))
+                steps.append(("touch", target, f"create {target}"))
             steps.append(mount(path, target, None, MS_BIND | MS_REC))
         steps.append(mount(plan.workdir, folder, None, MS_MOVE))
-    steps.append(mount(plan.workdir, plan.workdir, None, MS_BIND))
+    if plan.disk_mb:  # the quota: a fresh tmpfs of its own size (charged to the memory cgroup)
+        uid, gid = plan.owner or (os.geteuid(), os.getegid())
+        options = f"size={plan.disk_mb}m,mode=0700,uid={uid},gid={gid}"
+        steps.append(mount("tmpfs", plan.workdir, "tmpfs", MS_NOSUID | MS_NODEV, options))
+    else:
+        steps.append(mount(plan.workdir, plan.workdir, None, MS_BIND))
     steps.extend(mount(device, device, None, MS_BIND) for device in plan.devices)
     if not plan.use_setattr:
         return (*steps, ("remount", "remount read-only"))

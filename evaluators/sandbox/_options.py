@@ -17,6 +17,7 @@ from pydantic import Field, ValidationError
 from evoforge.base.settings import Settings, describe_item
 from evoforge.evaluators.sandbox._host import python_paths, resolve_user, unreachable
 from evoforge.evaluators.sandbox._mount_plan import filesystem_mode
+from evoforge.evaluators.sandbox._types import DEFAULT_DISK_MB
 from evoforge.problems import SPEC_FILENAME, ProblemSpecError
 
 if TYPE_CHECKING:
@@ -49,6 +50,10 @@ class SandboxOptions(Settings):
         sandbox_filesystem: a private read-only view of the filesystem (but the workdir).
         sandbox_hidden_paths: more paths hidden from candidates (relative ones start at the
             spec's folder); the problem's own folder is always hidden.
+        sandbox_visible_paths: files and folders candidates must read (data sets, libraries)
+            that lie in a folder covered from them (``/home``, ``/opt``, ``/var``, ...: see
+            ``Isolation.cover``); each is bound back, read-only (relative ones start at the
+            spec's folder; inside the problem's own folder nothing is visible).
         sandbox_env: names of environment variables candidates (and ``evaluate()``) get from
             the engine's environment, besides :data:`ENV_NAMES` and ``LC_*``.
         sandbox_unix_sockets: let candidates create UNIX-domain sockets (by default refused,
@@ -56,6 +61,10 @@ class SandboxOptions(Settings):
         sandbox_namespaces: a PID namespace for candidates (own ``/proc``, emptied after each
             one) and an IPC namespace per candidate.
         sandbox_cgroup: limit and account memory for the candidate's whole process tree.
+        sandbox_disk_mb: the candidate's disk quota in MiB (its workdir, also ``HOME`` and
+            ``TMPDIR``, is a private ``tmpfs`` of this size; more is ``ENOSPC`` and the run
+            ends ``disk_limit``). Default: half of ``memory_mb`` (the ``tmpfs``'s pages count
+            against the memory limit too), or 1024 without one.
     """
 
     sandbox_user: str | Annotated[int, Field(ge=0)] | None = "nobody"
@@ -65,12 +74,21 @@ class SandboxOptions(Settings):
     sandbox_prefork: bool = True
     sandbox_filesystem: bool = True
     sandbox_hidden_paths: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    sandbox_visible_paths: Annotated[tuple[str, ...], Field(strict=False)] = ()
     sandbox_env: Annotated[
         tuple[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], ...], Field(strict=False)
     ] = ()
     sandbox_unix_sockets: bool = False
     sandbox_namespaces: bool = True
     sandbox_cgroup: bool = True
+    sandbox_disk_mb: Annotated[int, Field(ge=1)] | None = None
+
+    def disk_mb(self, memory_mb: int | None) -> int:
+        """The disk quota for candidates limited to ``memory_mb``: ``sandbox_disk_mb`` when
+        given, else half of ``memory_mb`` (at least 16), else the default."""
+        if self.sandbox_disk_mb is not None:
+            return self.sandbox_disk_mb
+        return max(16, memory_mb // 2) if memory_mb else DEFAULT_DISK_MB
 
     @classmethod
     def of(cls, problem: Problem) -> SandboxOptions:
@@ -100,7 +118,9 @@ class SandboxOptions(Settings):
         folder = problem.spec_path.parent
         own = folder if problem.spec_path.name == SPEC_FILENAME else problem.spec_path
         hidden: tuple[Path | str, ...] = (own, *self.sandbox_hidden_paths)
-        return [arg for path in hidden for arg in ("--hide", str(folder / path))]
+        return [arg for path in hidden for arg in ("--hide", str(folder / path))] + [
+            arg for path in self.sandbox_visible_paths for arg in ("--keep", str(folder / path))
+        ]
 
 
 ENV_NAMES = (

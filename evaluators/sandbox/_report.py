@@ -8,7 +8,9 @@ For each run of :class:`~evoforge.evaluators.sandbox.Sandbox`:
   found and killed too, because the server is a child subreaper (Linux; see
   :func:`evoforge.evaluators.sandbox._host.harden_server`);
 - a fresh, empty working directory is its cwd, ``HOME`` and ``TMPDIR``, and the only place on
-  disk it can write: it runs in a private mount namespace where everything else is read-only,
+  disk it can write: a private ``tmpfs`` of ``Isolation.disk_mb`` (its disk quota; more is
+  ``ENOSPC``, and a run that failed on it is ``disk_limit``); it runs in a private mount
+  namespace where everything else is read-only,
   device nodes other than ``/dev/null`` and friends (and accelerators) cannot be opened,
   ``/dev/shm`` is its own, and hidden paths (the problem's folder, credential files) are
   covered by empty mounts (:mod:`evoforge.evaluators.sandbox._mount_plan`; as root directly,
@@ -32,8 +34,10 @@ For each run of :class:`~evoforge.evaluators.sandbox.Sandbox`:
   child is forked. The IPC namespace is made per candidate (System V objects and POSIX queues
   die with it; about 0.15 ms of the child's set-up with the ``proc`` mount, off the latency
   path when the child is forked ahead);
-- a seccomp filter that refuses UNIX-domain sockets (:mod:`~evoforge.evaluators.sandbox._seccomp`):
-  a host service listening on a socket file stays out of reach;
+- a seccomp filter at least as strict as Docker's default profile
+  (:mod:`~evoforge.evaluators.sandbox._seccomp`): no keyrings, namespaces, ``bpf``,
+  ``io_uring``, ``ptrace``, ... and no socket but ``AF_INET``/``AF_INET6`` (so a host service
+  listening on a socket file, netlink and vsock stay out of reach);
 - a cgroup for the memory of its whole process tree (:mod:`~evoforge.evaluators.sandbox._cgroup`),
   reused by a server's candidates one at a time, and a descriptor limit (``Limits.max_files``);
 - a wall-clock deadline enforced by the server (``pidfd`` + ``poll``, no polling sleeps;
@@ -55,10 +59,16 @@ import os
 from evoforge.evaluators.sandbox._caps import held_capabilities
 from evoforge.evaluators.sandbox._cgroup import CandidateCgroup, candidate_cgroup
 from evoforge.evaluators.sandbox._host import host_network_namespace
-from evoforge.evaluators.sandbox._mount_plan import FilesystemPlan, filesystem_mode
+from evoforge.evaluators.sandbox._mount_plan import COVERED, FilesystemPlan, filesystem_mode
 from evoforge.evaluators.sandbox._ns_probe import namespace_support
 from evoforge.evaluators.sandbox._options import RootRefusedError, SandboxOptions, candidate_user
 from evoforge.evaluators.sandbox._seccomp import filter_program
+
+SYSCALLS_NOTE = (
+    "seccomp, Docker's default and stricter: keyrings, namespaces, bpf, perf, io_uring, "
+    "ptrace, mounts, modules, kexec refused; sockets AF_INET/AF_INET6 only"
+)
+"""What the seccomp filter refuses, in a line (``sandbox_info`` and ``evoforge plugins``)."""
 
 ISOLATION_KEYS = (
     "user",
@@ -68,6 +78,7 @@ ISOLATION_KEYS = (
     "ipc namespace",
     "memory",
     "unix sockets",
+    "system calls",
 )
 """The entries of :func:`host_isolation`, in order."""
 
@@ -87,7 +98,10 @@ def host_isolation() -> dict[str, str]:
         report["user"] = f"off: {exc}"
     mode = filesystem_mode()
     report["mount namespace"] = (
-        f"on: read-only view but the workdir ({mode})" if mode else "off: the host refuses it"
+        f"on: read-only view but the workdir, a private tmpfs of the disk quota; "
+        f"{', '.join(COVERED)} empty but for what candidates import ({mode})"
+        if mode
+        else "off: the host refuses it"
     )
     why_net = host_network_namespace()
     report["network namespace"] = "on: no network" if not why_net else f"off: {why_net}"
@@ -109,6 +123,7 @@ def host_isolation() -> dict[str, str]:
     report["unix sockets"] = (
         "on: refused by seccomp" if prog is not None else f"off: reachable ({why_seccomp})"
     )
+    report["system calls"] = f"on: {SYSCALLS_NOTE}" if prog is not None else f"off: {why_seccomp}"
     return report
 
 
@@ -120,6 +135,7 @@ def protections(
     seccomp: bool,
     why_no_seccomp: str,
     cgroup: CandidateCgroup,
+    unix_sockets: bool = False,
 ) -> dict[str, str]:
     """``{protection: what it does, or "off: why"}`` for the children of one server.
 
@@ -127,8 +143,9 @@ def protections(
         plan: the children's filesystem plan.
         why_no_pid: why they get no PID namespace ("" when they do).
         why_no_ipc: why they get no IPC namespace ("" when they do).
-        seccomp: whether the filter that refuses UNIX sockets is installed.
+        seccomp: whether the seccomp filter is installed.
         why_no_seccomp: why it is not.
+        unix_sockets: whether the problem asked for UNIX sockets (the filter lets them through).
         cgroup: the candidates' cgroup (version 0 when there is none).
     """
     held = held_capabilities()
@@ -153,10 +170,13 @@ def protections(
             else "one per candidate (System V IPC and POSIX queues die with it)"
         ),
         "unix sockets": (
-            "refused (seccomp: socket(AF_UNIX) fails; stream socketpairs work)"
+            "allowed (the problem asked)"
+            if unix_sockets
+            else "refused (seccomp: socket(AF_UNIX) fails; stream socketpairs work)"
             if seccomp
             else f"reachable: {why_no_seccomp}"
         ),
+        "system calls": SYSCALLS_NOTE if seccomp else f"unfiltered: {why_no_seccomp}",
         "memory": (
             cgroup.note
             if cgroup.version

@@ -28,7 +28,7 @@ from evoforge.archive import Status
 from evoforge.evaluators.sandbox._caps import warm_up
 from evoforge.evaluators.sandbox._cgroup import CandidateCgroup, candidate_cgroup
 from evoforge.evaluators.sandbox._child import Containment, rlimits, run_child
-from evoforge.evaluators.sandbox._host import remove_workdir
+from evoforge.evaluators.sandbox._host import python_paths, remove_workdir
 from evoforge.evaluators.sandbox._mount_plan import plan_filesystem, with_namespaces
 from evoforge.evaluators.sandbox._ns_probe import namespaces_here
 from evoforge.evaluators.sandbox._pidns import PidNamespace
@@ -89,6 +89,10 @@ class Sandbox:
             devices=tuple(isolation.devices),
             shm_mb=isolation.shm_mb,
             reach=isolation.reach,
+            disk_mb=isolation.disk_mb,
+            owner=isolation.user,
+            cover=isolation.cover if isolation.filesystem else (),
+            keep=(*_imported_from(), *isolation.keep) if isolation.cover else (),
         )
         if isolation.reach and not plan.mode:
             raise SandboxError(
@@ -99,9 +103,7 @@ class Sandbox:
         why_no_pid, why_no_ipc = namespaces_here(isolation.namespaces, plan.mode)
         plan = with_namespaces(plan, ipc=not why_no_ipc, proc=not why_no_pid)
         self._pid_ns = None if why_no_pid else PidNamespace()
-        seccomp, why_no_seccomp = (
-            (None, "allowed (the problem asked)") if isolation.unix_sockets else filter_program()
-        )
+        seccomp, why_no_seccomp = filter_program(isolation.unix_sockets)
         self._containment = Containment(workdir, plan, seccomp)
         self._cgroup = (
             candidate_cgroup(f"{os.getpid()}-{id(self):x}")
@@ -116,6 +118,7 @@ class Sandbox:
             seccomp=seccomp is not None,
             why_no_seccomp=why_no_seccomp,
             cgroup=self._cgroup,
+            unix_sockets=isolation.unix_sockets,
         )
         """Which protections the children get, and why any is off (for ``sandbox_info``)."""
 
@@ -233,3 +236,17 @@ def run_sandboxed(
         if sandbox is not None:
             sandbox.close()
         remove_workdir(workdir)
+
+
+def _imported_from() -> tuple[str, ...]:
+    """What this process imports from (the Python installation, site-packages, the project's
+    packages, ``sys.path``) and the folders of the shared libraries it has loaded (a
+    toolkit's, say under ``/opt``): the paths a child must still read under covered folders."""
+    essential, other = python_paths()
+    libraries = set()
+    with contextlib.suppress(OSError), open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split(maxsplit=5)[-1].strip()
+            if path.startswith("/") and ".so" in path:
+                libraries.add(os.path.dirname(path))
+    return (*essential, *other, *sorted(libraries))

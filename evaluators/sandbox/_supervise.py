@@ -37,6 +37,7 @@ CHILD_STATUSES = frozenset(
         Status.COMPILE_ERROR,
         Status.RUNTIME_ERROR,
         Status.MEMORY_LIMIT,
+        Status.DISK_LIMIT,
     }
 )
 """The statuses a child may report itself; any other is tampering."""
@@ -141,18 +142,21 @@ def supervise(
         run.cpu_s = usage.ru_utime + usage.ru_stime
         run.max_rss_mb = usage.ru_maxrss / (1024 if sys.platform != "darwin" else 2**20)
         run.stragglers = _sweep(pid, keep_pids, pid_ns)
-        tree_peak_mb, oom_killed = cgroup.collect()
-        run.max_rss_mb = max(run.max_rss_mb, tree_peak_mb)  # the whole tree, where accounted
-        if oom_killed:
-            reason = reason or "memory"
-    else:
-        cgroup.collect()
+    tree_peak_mb, oom_killed = cgroup.collect()
+    run.max_rss_mb = max(run.max_rss_mb, tree_peak_mb)  # the whole tree, where accounted
+    if oom_killed and reason != "too_large":
+        # The kernel killed one of its processes for the tree's memory: that is how it ended,
+        # even when the rest then sat blocked until the deadline (cgroup v1 kills only the
+        # largest process; a parent waiting on it never returns).
+        reason = "memory"
     for fd, sink in sinks.items():
         if fd != result_r or reason != "too_large":
             _drain(fd, sink)
     run.stdout_tail, run.stderr_tail = out.text("stdout"), err.text("stderr")
     if not exited:
-        run.status = Status.TIMEOUT if reason == "timeout" else Status.CRASHED
+        run.status = {"timeout": Status.TIMEOUT, "memory": Status.MEMORY_LIMIT}.get(
+            reason, Status.CRASHED
+        )
         run.error = f"was killed but could not be reaped within {_REAP_GRACE_S:g} s"
         return run
     _classify(run, wait_status, reason, bytes(result.data), limits)
@@ -165,7 +169,7 @@ def _classify(run: SandboxRun, wait_status: int, reason: str, data: bytes, limit
         run.status, run.payload = Status.MEMORY_LIMIT, b""
         run.error = (
             f"its processes together used more than the memory limit of {limits.memory_mb} MiB "
-            "(cgroup), and the kernel killed them"
+            f"(cgroup; peak {run.max_rss_mb:.0f} MiB), and the kernel killed them"
         )
     elif reason == "too_large":
         run.status = Status.RUNTIME_ERROR
@@ -215,8 +219,9 @@ def _kill_group(pgid: int) -> bool:
 
 
 def _sweep(pgid: int, keep_pids: Collection[int], pid_ns: PidNamespace | None = None) -> int:
-    """Kill and reap everything the candidate left: its group, then orphans re-parented here,
-    then whatever is left in its PID namespace (where orphans go when there is one).
+    """Kill and reap everything the candidate left: everything in its PID namespace when
+    there is one (its first process kills and reaps, in about a millisecond), then its group
+    and the orphans re-parented here.
 
     Terminates because a group member's orphans are re-parented to this (subreaper) process
     before that member can be reaped, so "group empty and no children" means all are gone.
@@ -226,6 +231,12 @@ def _sweep(pgid: int, keep_pids: Collection[int], pid_ns: PidNamespace | None = 
     """
     killed, give_up = 0, time.perf_counter() + _SWEEP_LIMIT_S
     adopts_orphans = is_subreaper()  # elsewhere other children are not ours to kill
+    if pid_ns is not None:
+        # First, and enough: everything the candidate started is in the namespace, setsid
+        # escapees included, and its orphans are the first process's children, which it reaps
+        # only when asked. Left as zombies they would keep the group "alive" (a group of
+        # zombies still takes signals) and the loop below would wait in vain.
+        killed += _sweep_namespace(pgid, pid_ns)
     while True:
         group_alive = _kill_group(pgid)
         strays = children() - {*keep_pids, *live_first_processes} if adopts_orphans else set()
@@ -242,12 +253,15 @@ def _sweep(pgid: int, keep_pids: Collection[int], pid_ns: PidNamespace | None = 
             print(f"evoforge sandbox: gave up killing leftovers of {pgid}", file=sys.stderr)
             break
         time.sleep(0.0005)  # only when something was left behind: let SIGKILL land
-    if pid_ns is not None:
-        try:
-            killed += pid_ns.sweep()
-        except OSError as exc:
-            print(f"evoforge sandbox: leftovers of {pgid}: {exc}", file=sys.stderr)
     return killed
+
+
+def _sweep_namespace(pgid: int, pid_ns: PidNamespace) -> int:
+    try:
+        return pid_ns.sweep()
+    except OSError as exc:
+        print(f"evoforge sandbox: leftovers of {pgid}: {exc}", file=sys.stderr)
+        return 0
 
 
 def _read_into(fd: int, sink: _Capped | _Tail) -> bool:

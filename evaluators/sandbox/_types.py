@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evoforge.archive import Status
-from evoforge.evaluators.sandbox._mount_plan import DEVICES
+from evoforge.evaluators.sandbox._mount_plan import COVERED, DEVICES
 
 Job = Callable[[bytes], tuple[dict[str, Any], bytes]]
 """Called in the child with the request bytes; returns ``(header, payload)``, where ``header``
@@ -19,6 +19,10 @@ runtime_error / memory_limit (the server decides timeout and crashed itself), op
 
 class SandboxError(RuntimeError):
     """The sandbox itself failed (a worker would not start or restart), not the candidate."""
+
+
+DEFAULT_DISK_MB = 1024
+"""A candidate's disk quota when nothing else says (``Isolation.disk_mb``)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,17 @@ class Isolation:
             (:data:`~evoforge.evaluators.sandbox._mount_plan.DEVICES` by default: the usual
             character devices and accelerators).
         shm_mb: size of the child's private ``/dev/shm``.
+        disk_mb: the child's disk quota: its workdir (also its ``HOME`` and ``TMPDIR``) is a
+            private ``tmpfs`` of this size, empty at its start and gone with it; writing more
+            fails with ``ENOSPC`` and the run ends ``disk_limit``. Its pages count against the
+            memory cgroup too. 0: the workdir is the host's directory, unlimited but by
+            ``RLIMIT_FSIZE`` per file. Needs ``filesystem``.
+        cover: folders of people's and services' data to cover with an empty ``tmpfs``, in
+            which only what the child imports is bound back
+            (:data:`~evoforge.evaluators.sandbox._mount_plan.COVERED` by default: ``/home``,
+            ``/root``, ``/srv``, ``/mnt``, ``/media``, ``/opt``, ``/var``). Needs ``filesystem``.
+        keep: more paths bound back inside ``cover`` (a problem's data; what it imports, and
+            the folders of the shared libraries the server has loaded, are kept anyway).
         namespaces: run children in a PID namespace of the server's candidates (with their
             own read-only ``/proc``; emptied after each candidate) and give each its own IPC
             namespace (System V objects and POSIX queues die with it), where the host allows
@@ -83,6 +98,9 @@ class Isolation:
     hide_secrets: bool = True
     devices: tuple[str, ...] = DEVICES
     shm_mb: int = 64
+    disk_mb: int = DEFAULT_DISK_MB
+    cover: tuple[str, ...] = COVERED
+    keep: tuple[str, ...] = ()
     namespaces: bool = True
     unix_sockets: bool = False
     cgroup: bool = True

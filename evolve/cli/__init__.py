@@ -7,6 +7,7 @@ import os
 
 import click
 
+from evoforge.base.terminal import TerminalSafeFormatter
 from evoforge.evolve.cli._common import main_group
 
 # Each command's module is imported when that command runs (or `--help` lists them all), so
@@ -54,10 +55,9 @@ def main() -> None:
     # Diagnostics go to stderr, results to stdout. EVOFORGE_LOG=info also shows each retried
     # model call; keys are redacted from every record (evoforge.evolve.models._redact).
     level = os.environ.get("EVOFORGE_LOG", "warning").upper()
-    logging.basicConfig(
-        level=getattr(logging, level, logging.WARNING),
-        format="evoforge: %(levelname)s: %(message)s",
-    )
+    handler = logging.StreamHandler()  # a record may quote a candidate: terminal-safe lines
+    handler.setFormatter(TerminalSafeFormatter("evoforge: %(levelname)s: %(message)s"))
+    logging.basicConfig(level=getattr(logging, level, logging.WARNING), handlers=[handler])
     try:
         load_plugins()
         pm.hook.register_commands(cli=cli)

@@ -8,9 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import click
-
 from evoforge.archive import DEFAULT_DB
+from evoforge.evolve.cli._common import echo
 
 
 def run_batch_command(
@@ -23,11 +22,11 @@ def run_batch_command(
     from evoforge.evolve._progress import LiveProgress
 
     problems = resolved.problems
-    click.echo(f"evoforge: a batch of {len(problems)} problems, one run each", err=True)
+    echo(f"evoforge: a batch of {len(problems)} problems, one run each", err=True)
     live: list[Any] = []
 
     def progress(problem):
-        click.echo(f"evoforge: task {problem.name}", err=True)
+        echo(f"evoforge: task {problem.name}", err=True)
         if quiet:
             return None
         display = LiveProgress().__enter__()
@@ -41,7 +40,7 @@ def run_batch_command(
     def on_task(result) -> None:
         close_displays()
         verdict = "correct" if result.correct else "no correct program"
-        click.echo(f"evoforge: {result.problem}: {result.status}, {verdict}", err=True)
+        echo(f"evoforge: {result.problem}: {result.status}, {verdict}", err=True)
 
     try:
         results = asyncio.run(
@@ -60,7 +59,7 @@ def run_batch_command(
 
 def _table(results, db: Path) -> None:
     width = max([len(r.problem) for r in results] + [4])
-    click.echo(
+    echo(
         f"{'task':{width}}  {'status':8}  {'correct':7}  {'passed':>9}  {'vs eager':>8}  "
         f"{'vs compile':>10}  {'time ms (IQR)':>16}  run"
     )
@@ -70,35 +69,35 @@ def _table(results, db: Path) -> None:
         timed = "—"
         if r.time_ms is not None:
             timed = f"{r.time_ms:.4g} ({r.time_iqr_ms or 0:.2g})"
-        click.echo(
+        echo(
             f"{r.problem:{width}}  {r.status:8}  {'yes' if r.correct else 'no':7}  "
             f"{f'{r.passed}/{r.evaluations}':>9}  {eager:>8}  {compiled:>10}  {timed:>16}  "
             f"{r.run_id or '—'}"
         )
         if not r.correct and r.reason:
-            click.echo(f"{'':{width}}  why: {r.reason[:300]}")
+            echo(f"{'':{width}}  why: {r.reason[:300]}")
     db_flag = "" if str(db) == DEFAULT_DB else f" --db {db}"
-    click.echo(f"Archive: {db.resolve()} (evoforge top RUN{db_flag} for a task's programs)")
+    echo(f"Archive: {db.resolve()} (evoforge top RUN{db_flag} for a task's programs)")
 
 
 def _metrics(metrics) -> None:
-    click.echo(
+    echo(
         f"KernelBench metrics over {metrics.tasks} tasks: correct {metrics.correct}/"
         f"{metrics.tasks} (fast_0 = {metrics.fast_0:.3f})"
     )
     for baseline, shares in metrics.fast_p.items():
         fast = ", ".join(f"fast_{p:g} = {share:.3f}" for p, share in shares.items() if p > 0)
-        click.echo(
+        echo(
             f"  vs {baseline}: {fast}; geometric-mean speedup over correct tasks "
             f"{metrics.geomean[baseline]:.3f}x"
         )
     if not metrics.fast_p:
-        click.echo(
+        echo(
             "  fast_1, fast_1.5, fast_2 and the geometric-mean speedup: not measured on this "
             f"host ({metrics.untimed or 'no task was timed'})"
         )
     elif metrics.untimed:
-        click.echo(f"  some correct tasks were not timed: {metrics.untimed}")
+        echo(f"  some correct tasks were not timed: {metrics.untimed}")
 
 
 def _x(value: float | None) -> str:

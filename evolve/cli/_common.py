@@ -1,4 +1,5 @@
-"""Shared CLI pieces: the archive option and turning library errors into one clear line."""
+"""Shared CLI pieces: the archive option, terminal-safe output, and turning library errors into
+one clear line."""
 
 from __future__ import annotations
 
@@ -9,6 +10,13 @@ from pathlib import Path
 import click
 
 from evoforge.archive import DB_ENV, DEFAULT_DB, default_db
+from evoforge.base.terminal import terminal_safe
+
+
+def echo(message: object = "", **kwargs) -> None:
+    """``click.echo`` of :func:`~evoforge.base.terminal.terminal_safe` text: every command
+    prints through it, since what it prints may quote a candidate, an evaluator or a model."""
+    click.echo(terminal_safe(str(message)), **kwargs)
 
 
 def db_option(func):
@@ -66,8 +74,12 @@ def main_group(lazy: Mapping[str, tuple[str, str]]) -> type[click.Group]:
         def invoke(self, ctx: click.Context):
             try:
                 return super().invoke(ctx)
-            except _user_errors() as exc:
-                raise click.ClickException(str(exc)) from exc
+            except _user_errors() as exc:  # a seed's error quotes the candidate
+                raise click.ClickException(terminal_safe(str(exc))) from exc
+            except click.ClickException as exc:
+                # Kept as it is (a UsageError keeps its exit status 2), its text made safe.
+                setattr(exc, "message", terminal_safe(exc.message))  # noqa: B010 (Final in click)
+                raise
 
     return Group
 
@@ -100,4 +112,4 @@ def emit_json(data) -> None:
     """Machine-readable output on stdout."""
     import json
 
-    click.echo(json.dumps(data, indent=2, default=str))
+    echo(json.dumps(data, indent=2, default=str))

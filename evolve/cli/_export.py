@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from evoforge.evolve.cli._common import db_option, emit_json, json_option, open_archive
+from evoforge.evolve.cli._common import db_option, echo, emit_json, json_option, open_archive
 from evoforge.evolve.mining import fmt
 
 
@@ -102,8 +102,8 @@ def export(run_id, directory, best, pareto, objectives, force, branch, verify, d
                 again = ", ".join(f"{k}={fmt(v)}" for k, v in check["objectives"].items())
                 verdict = "reproduced" if check["reproduced"] else "DIFFERS"
                 line += f"  [{verdict}: {check['status']}, {again or 'no objectives'}]"
-            click.echo(line)
-        click.echo(f"{len(rows)} program(s) with metadata written to {directory}", err=True)
+            echo(line)
+        echo(f"{len(rows)} program(s) with metadata written to {directory}", err=True)
     if failed:
         raise SystemExit(1)
 

@@ -8,6 +8,7 @@ import click
 
 from evoforge.evolve.cli._common import (
     db_option,
+    echo,
     emit_json,
     json_option,
     open_archive,
@@ -34,31 +35,31 @@ def status(run_id, db, as_json):
         emit_json(rows if not run_id else rows[0])
         return
     if not rows:
-        click.echo("no runs yet; start one with `evoforge run`")
+        echo("no runs yet; start one with `evoforge run`")
     for row in rows:
-        click.echo(f"{row['id']}  [{row['status']}]  problem {row['problem']}")
-        click.echo(
+        echo(f"{row['id']}  [{row['status']}]  problem {row['problem']}")
+        echo(
             f"  evaluations {row['evaluations']}/{row['budget']}  attempts "
             f"{row['attempts']}  duplicates {row['duplicates']}  elapsed "
             f"{row['elapsed_s']:.1f} s"
         )
-        click.echo(
+        echo(
             f"  best {row['best_text']} ({row['best_program_id']})  "
             f"elites {row['elites']}/{row['cells']} cells  QD score "
             f"{_fmt(row['qd_score'])}"
         )
-        click.echo("  statuses " + ", ".join(f"{k} {v}" for k, v in row["statuses"].items()))
+        echo("  statuses " + ", ".join(f"{k} {v}" for k, v in row["statuses"].items()))
         for m in row["models"]:
             cost = "unknown price" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
             if m["unpriced"] and m["cost_usd"] is not None:
                 cost += f" (+{m['unpriced']} calls of unknown price)"
-            click.echo(
+            echo(
                 f"  model {m['model']}: {m['calls']} calls, {m['improvements']} improved, "
                 f"{m['retries']} retries, {m['errors']} failed; tokens "
                 f"{m['tokens_in']}/{m['tokens_out']}, {cost}"
             )
         if row["stop_reason"]:
-            click.echo(f"  last stop: {row['stop_reason']}")
+            echo(f"  last stop: {row['stop_reason']}")
 
 
 def _status_row(archive, run) -> dict:
@@ -144,13 +145,11 @@ def top(run_id, count, pareto, db, as_json):
         return
     primary = view.primary
     heading = "score" if primary is None else f"{primary.name} ({arrow(primary)})"
-    click.echo(
-        f"{'rank':>4}  {'program':16}  {heading:>16}  {'seq':>6}  {'gen':>4}  island  objectives"
-    )
+    echo(f"{'rank':>4}  {'program':16}  {heading:>16}  {'seq':>6}  {'gen':>4}  island  objectives")
     for rank, p in enumerate(programs, start=1):
         objectives = ", ".join(f"{k}={_fmt(v)}" for k, v in p.objectives.items())
         ratios = "".join(f"  [vs {label}: {r}]" for label, r in versus(p.objectives, baselines))
-        click.echo(
+        echo(
             f"{rank:>4}  {p.id:16}  {_fmt(view.value(p.score)):>16}  {p.seq:>6}  "
             f"{p.generation:>4}  {p.island:>6}  {objectives}{ratios}"
         )
@@ -181,27 +180,27 @@ def show(program_id, run_id, as_diff, db, as_json):
             data["diff"] = diff
         emit_json(data)
         return
-    click.echo(
+    echo(
         f"program {program.id}  run {program.run_id}  seq {program.seq}  "
         f"generation {program.generation}  island {program.island}"
     )
-    click.echo(
+    echo(
         f"status {program.status}  {view.describe(program.score)}  cell {program.cell}  "
         f"parent {program.parent_id}  model {program.model}"
     )
     for name, values in (("objectives", program.objectives), ("descriptors", program.descriptors)):
         if values:
-            click.echo(f"{name}: " + ", ".join(f"{k}={_fmt(v)}" for k, v in values.items()))
+            echo(f"{name}: " + ", ".join(f"{k}={_fmt(v)}" for k, v in values.items()))
     for name, text in program.artifacts.items():
-        click.echo(f"--- {name} ---\n{text}")
+        echo(f"--- {name} ---\n{text}")
     if diff is not None:
-        click.echo(diff or "(no parent: this is the seed)")
+        echo(diff or "(no parent: this is the seed)")
     elif program.source is not None:
-        click.echo("--- source ---")
-        click.echo(program.source)
+        echo("--- source ---")
+        echo(program.source)
     else:
-        click.echo("--- the model's answer (it could not be applied) ---")
-        click.echo(program.edit or "")
+        echo("--- the model's answer (it could not be applied) ---")
+        echo(program.edit or "")
 
 
 def _program_dict(program, *, with_source: bool) -> dict:

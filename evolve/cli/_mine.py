@@ -12,6 +12,7 @@ import click
 
 from evoforge.evolve.cli._common import (
     db_option,
+    echo,
     emit_json,
     json_option,
     open_archive,
@@ -55,67 +56,67 @@ def stats(run_id, db, as_json):
         return
     objective = data["objective"] or "score"
     direction = {"maximize": "max", "minimize": "min"}.get(data["direction"], "?")
-    click.echo(f"{data['id']}  [{data['status']}]  problem {data['problem']}")
-    click.echo(
+    echo(f"{data['id']}  [{data['status']}]  problem {data['problem']}")
+    echo(
         f"  evaluations {data['evaluations']}/{fmt(data['budget'])}  attempts {data['attempts']}"
         f"  duplicates {data['duplicates']}  elapsed {data['elapsed_s']:.1f} s  "
         f"{fmt(data['evaluations_per_minute'] and round(data['evaluations_per_minute'], 1))} "
         "evaluations/min"
     )
-    click.echo(f"  started {_when(data['created_at'])}  last update {_when(data['updated_at'])}")
+    echo(f"  started {_when(data['created_at'])}  last update {_when(data['updated_at'])}")
     total = sum(data["statuses"].values()) or 1
-    click.echo(
+    echo(
         "  statuses "
         + ", ".join(f"{k} {v} ({100 * v / total:.0f}%)" for k, v in data["statuses"].items())
     )
     search = data["search"]
     if search["edits_applied"]:
         saved = search["edits_saved"]
-        click.echo(
+        echo(
             "  edits located: "
             + ", ".join(f"{k} {v}" for k, v in search["edit_matches"].items())
             + f" ({saved} of {search['edits_applied']} applied diffs, "
             f"{100 * saved / search['edits_applied']:.0f}%, needed tolerant matching)"
         )
     if data["novelty_rejected"]:
-        click.echo(
+        echo(
             f"  duplicates: {data['novelty_rejected']} candidates were "
             f"{data['status_labels']['duplicate']} (status duplicate)"
         )
     grid = data["grid"]
     coverage = "—" if grid["coverage"] is None else f"{100 * grid['coverage']:.1f}%"
-    click.echo(
+    echo(
         f"  grid {grid['elites']}/{fmt(grid['cells'])} cells ({coverage} coverage)  "
         f"QD score {fmt(grid['qd_score'])}"
     )
-    click.echo(
+    echo(
         f"  best {objective} {fmt(data['best'])} ({direction}) program "
         f"{data['best_program_id'] or '—'} at evaluation {fmt(data['best_evaluation'])}"
     )
     steps = data["best_over_evaluations"]
     if steps:
-        click.echo(
+        echo(
             f"  best {objective} over evaluations: "
             + ", ".join(f"{s['evaluation']}: {fmt(s['value'])}" for s in steps)
         )
     for island in data["islands"]:
-        click.echo(
+        echo(
             f"  island {island['island']}: best {fmt(island['best'])}, {island['elites']} "
             f"elites, {island['resets']} resets, {island['migrations']} migrations"
         )
-    click.echo(
+    echo(
         f"  tokens in/out {data['tokens_in']}/{data['tokens_out']}  cost "
         f"{_money(data['cost_usd'], data['unpriced_calls'])}"
     )
     for m in data["models"]:
         latency = "—" if m["mean_latency_s"] is None else f"{m['mean_latency_s']:.2f} s"
-        click.echo(
+        echo(
             f"  model {m['model']}: {m['calls']} calls, {m['retries']} retries, "
             f"{m['errors']} failed, tokens {m['tokens_in']}/{m['tokens_out']}, "
             f"{_money(m['cost_usd'], m['unpriced'])}, mean latency {latency}"
         )
     if data["stop_reason"]:
-        click.echo(f"  last stop: {data['stop_reason']}")
+        echo(f"  last stop: {data['stop_reason']}")
 
 
 @click.command()
@@ -183,8 +184,8 @@ def lineage(program_id, run_id, with_diff, db, as_json):
         )
         return
     name = view.primary.name if view.primary else "score"
-    click.echo(f"lineage of {program.id} in run {program.run_id} ({len(steps)} steps)")
-    click.echo(
+    echo(f"lineage of {program.id} in run {program.run_id} ({len(steps)} steps)")
+    echo(
         f"{'step':>4}  {'program':16}  {'seq':>6}  {name:>14}  {'change':>12}  "
         f"{'edit':10}  {'lines':>9}  model"
     )
@@ -192,12 +193,12 @@ def lineage(program_id, run_id, with_diff, db, as_json):
         shown = "" if s["change"] is None else f"{s['change']:+.6g}"
         lines = "" if s["lines_added"] is None else f"+{s['lines_added']}/-{s['lines_removed']}"
         value = fmt(s["value"]) if s["status"] == "ok" else s["status"]
-        click.echo(
+        echo(
             f"{s['step']:>4}  {s['id']:16}  {s['seq']:>6}  {value:>14}  {shown:>12}  "
             f"{s['edit_kind']:10}  {lines:>9}  {s['model'] or '—'}"
         )
         if with_diff and s.get("diff"):
-            click.echo(s["diff"].rstrip("\n"))
+            echo(s["diff"].rstrip("\n"))
 
 
 @click.command()
@@ -259,11 +260,11 @@ def pareto(run_id, objectives, db, as_json):
         )
         return
     header = "  ".join(f"{o.name + ' (' + arrow(o) + ')':>20}" for o in chosen)
-    click.echo(f"Pareto front of {run.id}: {len(rows)} programs")
-    click.echo(f"{'program':16}  {'seq':>6}  {header}")
+    echo(f"Pareto front of {run.id}: {len(rows)} programs")
+    echo(f"{'program':16}  {'seq':>6}  {header}")
     for r in rows:
         values = "  ".join(f"{fmt(v):>20}" for v in r["objectives"].values())
-        click.echo(f"{r['id']:16}  {r['seq']:>6}  {values}")
+        echo(f"{r['id']:16}  {r['seq']:>6}  {values}")
 
 
 @click.command()
@@ -308,14 +309,14 @@ def failures(run_id, status, count, db, as_json):
             }
         )
         return
-    click.echo(f"{run.id}: {failed} of {total} attempts failed, in {len(groups)} groups")
+    echo(f"{run.id}: {failed} of {total} attempts failed, in {len(groups)} groups")
     for g in groups[:count]:
-        click.echo(
+        echo(
             f"{g.count:>7}  {g.status:14}  {g.signature}\n"
             f"         latest: program {g.example_id} (seq {g.last_seq}): {g.example[:300]}"
         )
     if len(groups) > count:
-        click.echo(f"... and {len(groups) - count} smaller groups (-n to see more)")
+        echo(f"... and {len(groups) - count} smaller groups (-n to see more)")
 
 
 @click.command()
@@ -340,7 +341,7 @@ def compare(run_ids, db, as_json):
             raise click.ClickException("the same run is named twice; name different runs")
         data = compare_runs(archive, runs)
     if not data["comparable"]:
-        click.echo(
+        echo(
             "warning: these runs rank by different objectives; their values mean different things",
             err=True,
         )
@@ -352,7 +353,7 @@ def compare(run_ids, db, as_json):
     objective = data["objective"] or "score"
 
     def line(label, values):
-        click.echo(f"{label:28}" + "".join(f"  {v:>{width}}" for v in values))
+        echo(f"{label:28}" + "".join(f"  {v:>{width}}" for v in values))
 
     line("", [r["id"] for r in rows])
     line("problem", [r["problem"] for r in rows])

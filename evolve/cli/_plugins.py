@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evoforge.evolve.cli._common import json_option
+from evoforge.evolve.cli._common import echo, json_option
 
 if TYPE_CHECKING:
     from evoforge.evaluators import Evaluator
@@ -41,27 +41,27 @@ def plugins_command(as_json):
         "isolation": sandbox.host_isolation(),
     }
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        echo(json.dumps(data, indent=2))
         return
-    click.echo("plugins:")
+    echo("plugins:")
     for p in data["plugins"]:
-        click.echo(f"  {p['name']} ({p['origin']})")
-    click.echo("evaluators:")
+        echo(f"  {p['name']} ({p['origin']})")
+    echo("evaluators:")
     width = max((len(e["name"]) for e in data["evaluators"]), default=0)
     for e in data["evaluators"]:
         state = "available" if e["available"] else f"unavailable: {e['reason']}"
-        click.echo(
+        echo(
             f"  {e['name']:{width}}  [{', '.join(e['targets'])}]  {state}  "
             f"(plugin {e['plugin']}, {e['origin']})"
         )
-    click.echo("selection strategies: " + ", ".join(data["selection_strategies"]))
-    click.echo(
+    echo("selection strategies: " + ", ".join(data["selection_strategies"]))
+    echo(
         "model providers: " + ", ".join(data["model_providers"]) + " (plus every litellm provider)"
     )
-    click.echo("problems: " + ", ".join(data["problems"]))
-    click.echo("candidate isolation on this host (default sandbox options):")
+    echo("problems: " + ", ".join(data["problems"]))
+    echo("candidate isolation on this host (default sandbox options):")
     for name, state in data["isolation"].items():
-        click.echo(f"  {name}: {state}")
+        echo(f"  {name}: {state}")
 
 
 def _evaluator_row(name: str, cls: type[Evaluator], plugin: str, origin: str) -> dict:
@@ -118,7 +118,7 @@ def problems_command(ctx, as_json):
         )
         rows[-1]["runs_here"] = _runs_here(problem, evaluators)
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        echo(json.dumps(rows, indent=2))
         return
     for row in rows:
         objectives = ", ".join(f"{k} ({v})" for k, v in row["objectives"].items())
@@ -129,11 +129,11 @@ def problems_command(ctx, as_json):
         if row["tuning"]:
             extras.append("knob tuning")
         state = "runs here" if not row["runs_here"] else f"cannot run here: {row['runs_here']}"
-        click.echo(
+        echo(
             f"{row['name']:16} evaluator {row['evaluator']:8} {objectives}; "
             f"{row['cells']} cells{stages}  {row['path']}"
         )
-        click.echo(f"{'':16} {state}" + (f"; {'; '.join(extras)}" if extras else ""))
+        echo(f"{'':16} {state}" + (f"; {'; '.join(extras)}" if extras else ""))
 
 
 def _runs_here(problem, evaluators) -> str:
@@ -171,4 +171,4 @@ def setup_command(problem):
     why = problem_unready(loaded)
     if why:
         raise click.ClickException(f"{loaded.name} is still not ready: {why}")
-    click.echo(f"{loaded.name}: ready{f' ({note})' if note else ''}")
+    echo(f"{loaded.name}: ready{f' ({note})' if note else ''}")

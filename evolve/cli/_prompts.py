@@ -6,6 +6,7 @@ import click
 
 from evoforge.evolve.cli._common import (
     db_option,
+    echo,
     emit_json,
     json_option,
     open_archive,
@@ -36,25 +37,25 @@ def prompts(run_id, db, as_json):
         emit_json(table)
         return
     if not table["variants"]:
-        click.echo(f"{table['run_id']}: {table['message']}")
+        echo(f"{table['run_id']}: {table['message']}")
         return
     name = table["objective"] or "score"
-    click.echo(f"prompt variants of {table['run_id']} ({len(table['variants'])})")
-    click.echo(
+    echo(f"prompt variants of {table['run_id']} ({len(table['variants'])})")
+    echo(
         f"{'variant':16}  {'origin':13}  {'seq':>6}  {'children':>8}  {'evaluated':>9}  "
         f"{'improved':>8}  {'rate':>6}  {'best ' + name:>14}  parent"
     )
     for v in table["variants"]:
         rate = "—" if v["improvement_rate"] is None else f"{100 * v['improvement_rate']:.0f}%"
-        click.echo(
+        echo(
             f"{v['id']:16}  {v['origin']:13}  {v['seq']:>6}  {v['children']:>8}  "
             f"{v['evaluated']:>9}  {v['improved']:>8}  {rate:>6}  {fmt(v['best']):>14}  "
             f"{v['parent_id'] or '—'}"
         )
         if v["change"]:
-            click.echo(f"    changed {_cut(v['change'])}")
+            echo(f"    changed {_cut(v['change'])}")
         if v["note"]:
-            click.echo(f"    note: {_cut(v['note'])}")
+            echo(f"    note: {_cut(v['note'])}")
 
 
 def _cut(text: str, limit: int = 110) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from evoforge.archive import DEFAULT_DB
-from evoforge.evolve.cli._common import db_option
+from evoforge.evolve.cli._common import db_option, echo
 from evoforge.evolve.models import POLICIES
 
 
@@ -131,7 +131,7 @@ def run(
 
     resolved = resolve(problem, target=target, seed_file=seed_file)
     for note in resolved.notes:
-        click.echo(f"evoforge: {note}", err=True)
+        echo(f"evoforge: {note}", err=True)
     file_data = load_config_file(config_file) if config_file else {}
     flag_data = {k: v for k, v in flags.items() if v is not None}
     if len(models) == 1:  # the command line's model replaces the file's ensemble
@@ -224,36 +224,36 @@ def _summary(run_id: str, report, db: Path) -> None:
         checks_only = bool(sessions and sessions[-1].data.get("correctness_only"))
         passed = archive.count_programs(run_id, "ok")
     db_flag = "" if str(db) == DEFAULT_DB else f" --db {db}"
-    click.echo(f"Run {run_id} {report.status}: {report.reason}")
+    echo(f"Run {run_id} {report.status}: {report.reason}")
     if checks_only:
         why = "; ".join(sorted(set(sessions[-1].data.get("unmeasurable", {}).values())))
-        click.echo(
+        echo(
             f"Correctness only on this host ({why}): {passed} of {report.evaluations} "
             "programs passed; an error within tolerance is a pass, not a score"
         )
     inputs = (seed.metrics or {}).get("inputs") if seed is not None else None
     if isinstance(inputs, str) and "shrunk" in inputs:
-        click.echo(f"Inputs: {inputs}")
+        echo(f"Inputs: {inputs}")
     if best is not None:
-        click.echo(f"Best  {_objectives(best)}  (program {best.id})")
+        echo(f"Best  {_objectives(best)}  (program {best.id})")
     if seed is not None and seed.score is not None:
-        click.echo(f"Seed  {_objectives(seed)}")
+        echo(f"Seed  {_objectives(seed)}")
     if baselines:
-        click.echo("Baselines:")
+        echo("Baselines:")
         for label, values in baselines.items():
-            click.echo(f"  {label}: {_values(values)}")
+            echo(f"  {label}: {_values(values)}")
     for label, ratios in versus(best.objectives, baselines) if best is not None else ():
-        click.echo(f"Best vs {label}: {ratios}")
+        echo(f"Best vs {label}: {ratios}")
     if held_out:
         _held_out_lines(held_out[-1].data, baselines)
-    click.echo(f"Archive: {db.resolve()}")
-    click.echo("Look at it with:")
-    click.echo(f"  evoforge status {run_id}{db_flag}")
-    click.echo(f"  evoforge top {run_id}{db_flag}")
+    echo(f"Archive: {db.resolve()}")
+    echo("Look at it with:")
+    echo(f"  evoforge status {run_id}{db_flag}")
+    echo(f"  evoforge top {run_id}{db_flag}")
     if best is not None:
-        click.echo(f"  evoforge show {best.id}{db_flag} --diff")
+        echo(f"  evoforge show {best.id}{db_flag} --diff")
     if report.status != "finished":
-        click.echo(f"Continue it with: evoforge resume {run_id}{db_flag}")
+        echo(f"Continue it with: evoforge resume {run_id}{db_flag}")
 
 
 def _held_out_lines(data: dict, baselines: dict) -> None:
@@ -261,9 +261,7 @@ def _held_out_lines(data: dict, baselines: dict) -> None:
     from evoforge.problems import versus
 
     if data.get("status") != "ok":
-        click.echo(
-            f"Held-out: the best program {data.get('status')} there: {data.get('error', '')}"
-        )
+        echo(f"Held-out: the best program {data.get('status')} there: {data.get('error', '')}")
         return
     metrics = {k: v for k, v in data.get("metrics", {}).items() if k != "stages_passed"}
     shown = ", ".join(
@@ -272,13 +270,13 @@ def _held_out_lines(data: dict, baselines: dict) -> None:
         if isinstance(v, int | float) and not isinstance(v, bool)
     )
     stages = data.get("stages") or ["held_out"]
-    click.echo(
+    echo(
         f"Held-out (program {data.get('program')}, stage {', '.join(stages)}, run once at the "
         f"end, never shown to the model): {shown}"
     )
     scoped = {f"{stages[-1]}.{k}": v for k, v in metrics.items() if isinstance(v, int | float)}
     for label, ratios in versus(scoped, baselines):
-        click.echo(f"Held-out vs {label}: {ratios}")
+        echo(f"Held-out vs {label}: {ratios}")
 
 
 def _objectives(program) -> str:

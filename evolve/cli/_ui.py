@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from evoforge.evolve.cli._common import db_option, require_db
+from evoforge.evolve.cli._common import db_option, echo, require_db
 
 
 @click.command()
@@ -40,14 +40,14 @@ def ui(db, host, port, allow_remote):
     with Archive(db, read_only=True) as archive:
         pending = archive.pending_migrations
     if pending:
-        click.echo(
+        echo(
             f"evoforge ui: {db} lacks this version's indexes ({', '.join(pending)}); pages "
             "work, more slowly on large runs. Any writing command adds them (`evoforge status`).",
             err=True,
         )
 
     def ready(url: str) -> None:
-        click.echo(f"evoforge ui: {db} (read-only) at {url}  (Ctrl-C stops it)", err=True)
+        echo(f"evoforge ui: {db} (read-only) at {url}  (Ctrl-C stops it)", err=True)
 
     try:
         serve(db, host=host, port=port, allow_remote=allow_remote, on_ready=ready)

@@ -7,7 +7,7 @@
   const STATUS_COLORS = {
     ok: "#2ca02c", incorrect: "#ff7f0e", edit_error: "#9467bd", syntax_error: "#8c564b",
     compile_error: "#e377c2", runtime_error: "#d62728", timeout: "#bcbd22",
-    memory_limit: "#17becf", crashed: "#7f7f7f", sandbox_violation: "#000000",
+    memory_limit: "#17becf", disk_limit: "#9edae5", crashed: "#7f7f7f", sandbox_violation: "#000000",
     duplicate: "#c7c7c7",
   };
   const PLOT_CONFIG = { displaylogo: false, responsive: true };
