@@ -128,7 +128,7 @@ def _patches(run, done, seed, view, branch) -> dict[int, str]:
         repo = Path(load_problem(run.problem_path).options["repo_dir"])
         message = written[0].read_text().split("\n\n", 1)[0]
         commit = apply_patch(repo, written[0], branch, message)
-        click.echo(f"committed {written[0].name} on branch {branch} of {repo} ({commit[:12]})")
+        echo(f"committed {written[0].name} on branch {branch} of {repo} ({commit[:12]})")
     return {
         item.rank: str(item.source_path.with_suffix(".patch"))
         for item in done
