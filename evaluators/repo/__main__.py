@@ -15,6 +15,7 @@ on stdout. Processes, one fresh runner per candidate::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -39,6 +40,9 @@ def main() -> int:
     slot.reset(isolation.user)
     slot.write(request["files"], isolation.user)
     timings = {"reset_s": time.perf_counter() - start}
+    # The workdir is the repository's copy, prepared here: bound as it is, not replaced by the
+    # empty tmpfs of a disk quota (which would hide the files the commands run on).
+    isolation = dataclasses.replace(isolation, disk_mb=0)
     sandbox = Sandbox(job, isolation, workdir=str(slot.tree))
     limits = Limits(
         timeout_s=float(request["timeout_s"]),
