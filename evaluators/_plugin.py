@@ -17,6 +17,7 @@ def register_evaluators(register):
         TritonEvaluator,
     )
     from evoforge.evaluators.llvm import LlvmEvaluator
+    from evoforge.evaluators.native import NativeEvaluator
     from evoforge.evaluators.openevolve import OpenEvolveEvaluator
     from evoforge.evaluators.python import PythonEvaluator
 
@@ -27,4 +28,5 @@ def register_evaluators(register):
     register(TritonEvaluator)
     register(CudaEvaluator)
     register(LlvmEvaluator)
+    register(NativeEvaluator)
     register(OpenEvolveEvaluator)
