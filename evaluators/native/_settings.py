@@ -13,6 +13,9 @@ A native spec declares, besides the usual names (``name``, ``objectives``, ``see
 ``measure``, ``tests``, ``compile_flags``, ``measure_inputs`` and ``hot_functions`` are the
 spec's own module-level names (the declaration schema leaves names it does not know to the
 spec); each may also be given in ``options`` (``options = {"measure": "wall"}``), which wins.
+Limits go in ``options`` only (a top-level ``test_timeout_s`` reads as a misspelt
+``timeout_s``): ``test_timeout_s`` (10), ``output_mb`` (8), ``compile_timeout_s`` (120),
+``timing_repeats`` (10) and ``timing_warmups`` (2) for ``wall``.
 Tests and measure inputs are computed here, in the engine's trusted process, and sent to the
 runner; the expected outputs never reach a candidate's process.
 """
