@@ -23,6 +23,7 @@ from evoforge.evaluators.native import (
     o3_flags,
     read_settings,
 )
+from evoforge.evaluators.sandbox import server_env
 from evoforge.problems import ProblemSpecError, load_problem
 
 pytestmark = pytest.mark.skipif(
@@ -164,6 +165,7 @@ def callgrind_directly(binary: Path, stdin: str, cwd: Path) -> int:
     subprocess.run(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--quiet", str(binary)],
         input=stdin.encode(), check=True, capture_output=True, cwd=cwd,
+        env=server_env(),  # the environment candidates get (ld.so's start-up reads it)
     )
     return event_totals(out.read_text())["Ir"]
 
