@@ -1,13 +1,14 @@
 """The seed's references as baselines, for a native spec's ``baselines()``::
 
-    def baselines():
-        from evoforge.evaluators.native import seed_baselines
-        return seed_baselines(__file__)
+def baselines():
+    from evoforge.evaluators.native import seed_baselines
+    return seed_baselines(__file__)
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from pathlib import Path
 
 from evoforge.problems import load_problem
@@ -20,7 +21,10 @@ def seed_baselines(spec_file: str | Path) -> dict[str, dict[str, float]]:
 
     problem = load_problem(Path(spec_file).parent)
     evaluator = NativeEvaluator(problem)
-    references = asyncio.run(evaluator.references())
+    # baselines() may be called from a running event loop (a session's): measure on a thread
+    # of its own with its own loop.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        references = pool.submit(asyncio.run, evaluator.references()).result()
     names = [o.name for o in problem.objectives]
     result = {}
     for label, metrics in references.items():

@@ -69,7 +69,11 @@ class NativeEvaluator(Evaluator):
     def correctness_only(cls, problem: Problem) -> str:
         """The tests still run on the host when only the measure is missing."""
         settings = read_settings(problem)
-        if missing(("clang-19", "clang++-19")) or settings.language == "rust" and missing(("rustc",)):
+        if (
+            missing(("clang-19", "clang++-19"))
+            or settings.language == "rust"
+            and missing(("rustc",))
+        ):
             return ""
         return measure_unavailable(settings.language, settings.measure)
 
@@ -96,11 +100,17 @@ class NativeEvaluator(Evaluator):
                 self._references = {}
                 for label, at_o3 in REFERENCES.items():
                     flags = o3_flags(self.settings.compile_flags) if at_o3 else None
-                    result = await self._run(self.problem.seed_source, self.settings, None, flags=flags)
-                    self._references[label] = dict(result.metrics) if result.status is Status.OK else {}
+                    result = await self._run(
+                        self.problem.seed_source, self.settings, None, flags=flags
+                    )
+                    self._references[label] = (
+                        dict(result.metrics) if result.status is Status.OK else {}
+                    )
             return self._references
 
-    def request(self, source: str, settings: NativeSettings, flags: tuple[str, ...] | None = None) -> dict[str, Any]:
+    def request(
+        self, source: str, settings: NativeSettings, flags: tuple[str, ...] | None = None
+    ) -> dict[str, Any]:
         """The runner's request for ``source`` (also used by benchmarks)."""
         problem, sandbox = self.problem, self._sandbox
         seed_flags = settings.compile_flags
@@ -156,7 +166,9 @@ class NativeEvaluator(Evaluator):
     def _score(self, scorer: str, metrics: dict[str, Any]) -> dict[str, Any]:
         function = getattr(self._spec, scorer, None)
         if not callable(function):
-            raise ProblemSpecError(self.problem.spec_path, scorer, "define it: def f(metrics) -> dict")
+            raise ProblemSpecError(
+                self.problem.spec_path, scorer, "define it: def f(metrics) -> dict"
+            )
         scored = function(dict(metrics))
         if not isinstance(scored, dict):
             raise ProblemSpecError(
@@ -164,7 +176,9 @@ class NativeEvaluator(Evaluator):
             )
         return scored
 
-    def _ratios(self, metrics: dict[str, Any], references: dict[str, dict[str, float]]) -> dict[str, float]:
+    def _ratios(
+        self, metrics: dict[str, Any], references: dict[str, dict[str, float]]
+    ) -> dict[str, float]:
         """``speedup_vs_<label>`` for the primary objective (above 1: better than it)."""
         objective = self.problem.primary
         value = metrics.get(objective.name)

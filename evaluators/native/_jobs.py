@@ -70,9 +70,7 @@ def _install(binary: bytes, source: tuple[str, str] | None = None) -> None:
             f.write(source[1])
 
 
-def _run_one(
-    argv: list[str], stdin: str, timeout_s: float, keep_chars: int
-) -> dict[str, Any]:
+def _run_one(argv: list[str], stdin: str, timeout_s: float, keep_chars: int) -> dict[str, Any]:
     """Run ``argv`` on ``stdin`` (stdout to a file: RLIMIT_FSIZE catches a flood)."""
     with open("stdin.txt", "w") as f:
         f.write(stdin)

@@ -46,8 +46,9 @@ int main(void) {
 TESTS = [("3\n1 2 3\n", "6\n"), ("2\n5 5\n", "10\n")]
 
 
-def make_problem(tmp_path: Path, measure: str = "callgrind", objective: str = "instructions",
-                 extra: str = "") -> Path:
+def make_problem(
+    tmp_path: Path, measure: str = "callgrind", objective: str = "instructions", extra: str = ""
+) -> Path:
     folder = tmp_path / "problem"
     folder.mkdir(exist_ok=True)
     (folder / "seed.c").write_text(SEED)
@@ -94,7 +95,7 @@ def test_failures_are_typed(tmp_path):
         SEED.replace("s += x;", "s += x + 1;"),
         body("for (;;) {}"),
         body("volatile int *p = 0; *p = 1;"),
-        body("for (;;) fputs(\"flood flood flood\\n\", stdout);"),
+        body('for (;;) fputs("flood flood flood\\n", stdout);'),
         body("return 7;"),
     )
     assert compile_error.status is Status.COMPILE_ERROR
@@ -115,7 +116,9 @@ def test_hostile_candidate_is_contained(tmp_path):
     listener.listen(1)
     listener.setblocking(False)
     port = listener.getsockname()[1]
-    hostile = SEED.replace("#include <stdio.h>", textwrap.dedent(f"""\
+    hostile = SEED.replace(
+        "#include <stdio.h>",
+        textwrap.dedent(f"""\
         #include <stdio.h>
         #include <unistd.h>
         #include <arpa/inet.h>
@@ -139,7 +142,8 @@ def test_hostile_candidate_is_contained(tmp_path):
             if (forks >= 10000) bad = 1;
             return bad;
         }}
-        """)).replace("printf(\"%ld\\n\", s);", "if (escaped()) s = -1; printf(\"%ld\\n\", s);")
+        """),
+    ).replace('printf("%ld\\n", s);', 'if (escaped()) s = -1; printf("%ld\\n", s);')
     folder = make_problem(tmp_path)
     (result,) = evaluate(folder, hostile)
     assert result.status in (Status.OK, Status.INCORRECT, Status.RUNTIME_ERROR, Status.CRASHED)
@@ -164,7 +168,10 @@ def callgrind_directly(binary: Path, stdin: str, cwd: Path) -> int:
     out = cwd / "direct.out"
     subprocess.run(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--quiet", str(binary)],
-        input=stdin.encode(), check=True, capture_output=True, cwd=cwd,
+        input=stdin.encode(),
+        check=True,
+        capture_output=True,
+        cwd=cwd,
         env=server_env(),  # the environment candidates get (ld.so's start-up reads it)
     )
     return event_totals(out.read_text())["Ir"]
@@ -175,8 +182,11 @@ def test_callgrind_matches_a_direct_run_and_profiles(tmp_path):
     (result,) = evaluate(folder, SEED)
     assert result.status is Status.OK, result.artifacts
     binary = tmp_path / "prog"
-    subprocess.run(["clang-19", "-O2", "-g", "-x", "c", "-", "-o", str(binary), "-lm"], input=SEED.encode(),
-                   check=True)
+    subprocess.run(
+        ["clang-19", "-O2", "-g", "-x", "c", "-", "-o", str(binary), "-lm"],
+        input=SEED.encode(),
+        check=True,
+    )
     direct = sum(callgrind_directly(binary, stdin, tmp_path) for stdin, _ in TESTS)
     assert abs(result.metrics["instructions"] - direct) / direct < 0.01
     assert "main" in result.artifacts["profile"]
@@ -208,8 +218,17 @@ def test_cachegrind_cycle_estimate(tmp_path):
 
 
 def test_cache_formula_on_known_totals():
-    totals = {"Ir": 100, "I1mr": 4, "ILmr": 1, "Dr": 50, "D1mr": 6, "DLmr": 2, "Dw": 10,
-              "D1mw": 0, "DLmw": 0}
+    totals = {
+        "Ir": 100,
+        "I1mr": 4,
+        "ILmr": 1,
+        "Dr": 50,
+        "D1mr": 6,
+        "DLmr": 2,
+        "Dw": 10,
+        "D1mw": 0,
+        "DLmw": 0,
+    }
     metrics = cache_metrics(totals)
     # ram 3, ll hits 10 - 3 = 7, l1 hits 160 - 7 - 3 = 150
     assert metrics["cycles"] == 150 + 5 * 7 + 35 * 3
@@ -220,9 +239,12 @@ def test_cache_formula_on_known_totals():
 def test_mca_estimate_matches_llvm_mca(tmp_path):
     extra = 'hot_functions = ["add_all"]\n'
     folder = make_problem(tmp_path, "mca:znver4", "mca_cycles", extra)
-    source = SEED.replace("int main(void) {", "long add_all(const long *a, long n) {\n"
-                          "    long s = 0; for (long i = 0; i < n; i++) s += a[i] * 3;\n"
-                          "    return s;\n}\nint main(void) {")
+    source = SEED.replace(
+        "int main(void) {",
+        "long add_all(const long *a, long n) {\n"
+        "    long s = 0; for (long i = 0; i < n; i++) s += a[i] * 3;\n"
+        "    return s;\n}\nint main(void) {",
+    )
     (result,) = evaluate(folder, source)
     assert result.status is Status.OK, result.artifacts
     assert "add_all" in result.artifacts["profile"]

@@ -48,7 +48,8 @@ def baselines():
 
     return seed_baselines(__file__)
 
+
 def _case(rng, n):
-    a = [rng.randint(-10**6, 10**6) for _ in range(n)]
+    a = [rng.randint(-(10**6), 10**6) for _ in range(n)]
     inv = sum(1 for i in range(n) for j in range(i + 1, n) if a[i] > a[j])
     return f"{n}\n{' '.join(map(str, a))}\n", f"{inv}\n"

@@ -48,6 +48,7 @@ def baselines():
 
     return seed_baselines(__file__)
 
+
 def _case(rng, n):
     items = [(rng.randint(1, 50), rng.randint(1, 100)) for _ in range(n)]
     capacity = sum(w for w, _ in items) // 2

@@ -48,6 +48,7 @@ def baselines():
 
     return seed_baselines(__file__)
 
+
 def _case(rng, n):
     import bisect
 

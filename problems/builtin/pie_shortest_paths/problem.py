@@ -1,5 +1,6 @@
-"""PIE-style task (shortest_paths): Shortest distances from vertex 0 in a weighted directed graph (-1: unreachable).
+"""PIE-style task (shortest_paths): distances from vertex 0 in a weighted directed graph.
 
+Unreachable vertices print -1.
 The seed is correct but slow; the objective is the instructions it executes (callgrind,
 summed over hidden tests generated from a fixed seed). Held-out inputs, larger, are scored
 once at the end. Ratios to the seed and to the seed at -O3 stand beside every result.
@@ -47,6 +48,7 @@ def baselines():
     from evoforge.evaluators.native import seed_baselines
 
     return seed_baselines(__file__)
+
 
 def _case(rng, n):
     import heapq

@@ -48,6 +48,7 @@ def baselines():
 
     return seed_baselines(__file__)
 
+
 def _case(rng, size):
     n = rng.randint(size // 2, size)
     sieve = bytearray([1]) * (n + 1)

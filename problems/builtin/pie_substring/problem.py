@@ -48,6 +48,7 @@ def baselines():
 
     return seed_baselines(__file__)
 
+
 def _case(rng, n):
     text = "".join(rng.choice("ab") for _ in range(n))
     pattern = "".join(rng.choice("ab") for _ in range(rng.randint(3, 12)))
