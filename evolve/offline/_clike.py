@@ -24,21 +24,24 @@ C_LANGUAGES = ("c", "cpp")
 """The C-like languages the offline model reads."""
 
 _INTEGER = re.compile(r"([0-9]+)([uUlL]*)")  # decimal only: 0x.., 0b.., 1'000 are left alone
-_FLOAT = re.compile(r"((?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)([fFlL]?)")
+_FLOAT = re.compile(
+    r"((?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)([fFlL]?)"
+)
 _STATEMENT_RUNS = ("compound_statement", "translation_unit", "declaration_list")
-_CPP_HINTS = re.compile(rb"std::|#include\s*<c[a-z]+>|#include\s*<(?:vector|string|iostream|algorithm)>|\btemplate\s*<|\bnamespace\b|\bclass\b|::")
+_CPP_HINTS = re.compile(
+    rb"std::|#include\s*<c[a-z]+>|#include\s*<(?:vector|string|iostream|algorithm)>|\btemplate\s*<|\bnamespace\b|\bclass\b|::"
+)
 
 
 @functools.cache
 def _parser(language: str) -> tree_sitter.Parser:
     """The process-wide tree-sitter parser for ``c`` or ``cpp`` (created on first use)."""
     import tree_sitter
+    import tree_sitter_c
+    import tree_sitter_cpp
 
-    if language == "c":
-        import tree_sitter_c as grammar
-    else:
-        import tree_sitter_cpp as grammar
-    return tree_sitter.Parser(tree_sitter.Language(grammar.language()))
+    grammar = tree_sitter_c.language() if language == "c" else tree_sitter_cpp.language()
+    return tree_sitter.Parser(tree_sitter.Language(grammar))
 
 
 def detect_language(text: str) -> str:
@@ -189,9 +192,9 @@ def _item_key(node: tree_sitter.Node) -> tuple[str, ...] | None:
     if own is None:
         return None
     path = [own if node.type == "function_definition" else own + "="]
-    parent = node.parent
-    while parent is not None:
-        if parent.type == "function_definition":
-            path.append(_declared_name(parent) or "?")
-        parent = parent.parent
+    above: tree_sitter.Node | None = node.parent
+    while above is not None:
+        if above.type == "function_definition":
+            path.append(_declared_name(above) or "?")
+        above = above.parent
     return tuple(reversed(path))

@@ -66,8 +66,8 @@ def branchless(prog: Program, rng: np.random.Generator) -> Mutation | None:
         left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
         op = expr.child_by_field_name("operator")
         if left is not None and right is not None and op is not None and op.type == "=":
-            target = text_of(left).decode()
-            new = f"{target} = ({cond}) ? {text_of(right).decode()} : {target};"
+            name = text_of(left).decode()
+            new = f"{name} = ({cond}) ? {text_of(right).decode()} : {name};"
     if new is None:
         return None
     return Mutation(
