@@ -17,6 +17,7 @@ def register_evaluators(register):
         TritonEvaluator,
     )
     from evoforge.evaluators.llvm import LlvmEvaluator
+    from evoforge.evaluators.native import NativeEvaluator
     from evoforge.evaluators.openevolve import OpenEvolveEvaluator
     from evoforge.evaluators.python import PythonEvaluator
     from evoforge.evaluators.repo import RepoEvaluator
@@ -28,5 +29,6 @@ def register_evaluators(register):
     register(TritonEvaluator)
     register(CudaEvaluator)
     register(LlvmEvaluator)
+    register(NativeEvaluator)
     register(OpenEvolveEvaluator)
     register(RepoEvaluator)

@@ -3,7 +3,9 @@
 ``evoforge run kernel_suite --target triton`` runs every task of the kernel suite (a folder of
 KernelBench-format task files, adapted like any other: see
 :mod:`evoforge.problems.adapters`) and reports KernelBench's metrics; ``pallas_suite`` is the
-same operations as Pallas kernels (registered problems of the ``tpu`` evaluator).
+same operations as Pallas kernels (registered problems of the ``tpu`` evaluator); ``pie_suite``
+is six PIE-style C++ programs (slow but correct seeds, registered problems of the ``native``
+evaluator, measured by callgrind).
 """
 
 from __future__ import annotations
@@ -24,6 +26,14 @@ SUITES: dict[str, Path | tuple[str, ...]] = {
         "pallas_matmul_bias_relu",
         "pallas_attention",
         "pallas_transpose",
+    ),
+    "pie_suite": (
+        "pie_inversions",
+        "pie_lis",
+        "pie_shortest_paths",
+        "pie_sieve",
+        "pie_substring",
+        "pie_knapsack",
     ),
 }
 """Suite name -> a folder of KernelBench task files, or the names of registered problems."""

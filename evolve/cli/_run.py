@@ -150,7 +150,8 @@ def run(
 
     def settings(one) -> dict:
         data = layered(one.run_defaults, file_data, flag_data)
-        data["problem"] = str(one.spec_path.parent) if resolved.adapter else problem
+        # A suite's task is its own problem (its folder), never the suite's name.
+        data["problem"] = str(one.spec_path.parent) if resolved.batch else problem
         return data
 
     if resolved.batch:

@@ -10,11 +10,11 @@ if TYPE_CHECKING:
     import tree_sitter
 
 
-def _numbers_in(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+def _numbers_in(node: tree_sitter.Node, types: frozenset[str]) -> list[tree_sitter.Node]:
     found, stack = [], [node]
     while stack:
         n = stack.pop()
-        if n.type in ("integer", "float"):
+        if n.type in types:
             found.append(n)
         else:
             stack.extend(reversed(n.children))
@@ -52,7 +52,8 @@ def crossover_candidates(prog: Program, others: list[Program]) -> list[Mutation]
             if mine is None or theirs is None or mine.text == theirs.text:
                 continue
             label = ".".join(key).rstrip("=")
-            mine_nums, their_nums = _numbers_in(mine), _numbers_in(theirs)
+            mine_nums = _numbers_in(mine, prog.number_types)
+            their_nums = _numbers_in(theirs, other.number_types)
             if len(mine_nums) == len(their_nums) and _skeleton(
                 prog.data, mine, mine_nums
             ) == _skeleton(other.data, theirs, their_nums):

@@ -20,6 +20,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evoforge.evolve.edits import is_format_line
+from evoforge.evolve.offline._clike import C_LANGUAGES, detect_language, program_for
+from evoforge.evolve.offline._crewrites import (
+    branchless,
+    has_chains,
+    has_ifs,
+    has_loops,
+    loop_bound,
+    loop_pragma,
+    swap_operands,
+)
 from evoforge.evolve.offline._crossover import crossover_candidates
 from evoforge.evolve.offline._tree import (
     COMPARISONS,
@@ -27,7 +37,6 @@ from evoforge.evolve.offline._tree import (
     Change,
     Mutation,
     Program,
-    in_range_call,
     text_of,
 )
 from evoforge.problems import BlockError
@@ -44,7 +53,24 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
     "reorder": 0.05,
     "crossover": 0.15,
 }
-"""Relative weight of each operator; operators with no site in a program are left out."""
+"""Relative weight of each operator on Python; operators with no site in a program are left out."""
+
+C_WEIGHTS: Mapping[str, float] = {
+    "constant": 0.2,
+    "operator": 0.05,
+    "comparison": 0.07,
+    "duplicate": 0.02,
+    "delete": 0.04,
+    "reorder": 0.08,
+    "crossover": 0.12,
+    "branchless": 0.1,
+    "swap_operands": 0.08,
+    "loop_bound": 0.08,
+    "loop_pragma": 0.16,
+}
+"""Default weights on C and C++: fewer constant tweaks (C constants are mostly loop starts and
+sizes, where a change is almost always wrong), plus the C rewrites of
+:mod:`evoforge.evolve.offline._crewrites`."""
 
 NOTHING_TO_CHANGE = (
     "I found nothing I can change between the EVOLVE-BLOCK markers (no numbers, operators, "
@@ -60,6 +86,7 @@ _NO_DELETE = frozenset(
         "class_definition",
         "decorated_definition",
         "pass_statement",
+        "declaration",  # C and C++: deleting one leaves its uses undeclared
     }
 )
 
@@ -107,16 +134,21 @@ def _perturb_float(value: float, rng: np.random.Generator) -> float:
 def _constant(prog: Program, rng: np.random.Generator) -> Mutation | None:
     weights = np.array([w for _, w in prog.numbers])
     node = prog.numbers[int(rng.choice(len(weights), p=weights / weights.sum()))][0]
+    literal = prog.literal(node)
+    if literal is None:
+        return None
+    kind, number, suffix = literal
     text = text_of(node).decode()
     new_text: str | None
-    if node.type == "integer":
-        value = int(text)
-        new_text = str(_perturb_int(value, 1 if value >= 1 and in_range_call(node) else 0, rng))
+    if kind == "integer":
+        value = int(number)
+        new_text = str(_perturb_int(value, prog.min_int(node, value), rng)) + suffix
     else:
-        new = _perturb_float(float(text), rng)
-        new_text = _format_float(new, text) if math.isfinite(new) else None
+        new = _perturb_float(float(number), rng)
+        new_text = _format_float(new, number) if math.isfinite(new) else None
         if new_text is None:
             return None
+        new_text += suffix
     return Mutation(
         (Change(node.start_byte, node.end_byte, new_text.encode()),),
         f"{text} -> {new_text} (line {node.start_point.row + 1})",
@@ -169,14 +201,18 @@ def _delete(prog: Program, rng: np.random.Generator) -> Mutation | None:
     stmt = block[i]
     start, end = prog.lines_of(stmt)
     replacement = b""
-    if len(block) == 1:  # never leave an empty suite
+    if len(block) == 1 and prog.language == "python":  # never leave an empty suite
         line = prog.data[start:end]
         replacement = line[: len(line) - len(line.lstrip())] + b"pass\n"
     return Mutation((Change(start, end, replacement),), f"drop line {stmt.start_point.row + 1}")
 
 
 def _reorder(prog: Program, rng: np.random.Generator) -> Mutation | None:
-    picked = _pick_statement(prog, rng, lambda b, i, s: i + 1 < len(b) and s.text != b[i + 1].text)
+    picked = _pick_statement(
+        prog,
+        rng,
+        lambda b, i, s: i + 1 < len(b) and s.text != b[i + 1].text and s.type != "declaration",
+    )
     if picked is None:
         return None
     block, i = picked
@@ -270,6 +306,10 @@ _OPERATORS = {
     "duplicate": (lambda p: bool(p.blocks), _duplicate),
     "delete": (lambda p: bool(p.blocks), _delete),
     "reorder": (lambda p: bool(p.blocks), _reorder),
+    "branchless": (has_ifs, branchless),
+    "swap_operands": (has_chains, swap_operands),
+    "loop_bound": (has_loops, loop_bound),
+    "loop_pragma": (has_loops, loop_pragma),
 }
 
 
@@ -279,6 +319,7 @@ def mutate(
     rng: np.random.Generator,
     *,
     weights: Mapping[str, float] | None = None,
+    language: str | None = None,
 ) -> str:
     """Propose a change to ``parent`` as an LLM answer with 1-3 SEARCH/REPLACE blocks.
 
@@ -286,22 +327,26 @@ def mutate(
         parent: the program to change; only its EVOLVE-BLOCK regions are touched.
         inspirations: other programs of the same problem, for crossover.
         rng: the only source of randomness: the same inputs and state give the same answer.
-        weights: relative operator weights, keyed like :data:`DEFAULT_WEIGHTS`; missing
-            keys weigh 0.
+        weights: relative operator weights, keyed like :data:`DEFAULT_WEIGHTS` (or
+            :data:`C_WEIGHTS`); missing keys weigh 0. Default: the language's table.
+        language: ``python``, ``c`` or ``cpp``; None reads it from the EVOLVE-BLOCK marker
+            comments (``//`` or ``/*`` is C-like), as the prompt's fence tag is not reliable.
 
     Returns:
         The answer text. When nothing can be changed it has no block and says why, so that
         applying it fails as an edit failure.
     """
-    weights = DEFAULT_WEIGHTS if weights is None else weights
+    language = detect_language(parent) if language is None else language
+    if weights is None:
+        weights = C_WEIGHTS if language in C_LANGUAGES else DEFAULT_WEIGHTS
     try:
-        prog = Program(parent)
+        prog = program_for(parent, language)
     except BlockError as exc:
         return f"I cannot propose an edit: {exc}."
     others = []
     for text in inspirations:
         try:
-            others.append(Program(text))
+            others.append(program_for(text, language))
         except BlockError:
             continue  # an inspiration without regions offers nothing to copy
     crossovers = crossover_candidates(prog, others) if others else []

@@ -20,6 +20,8 @@ SWAPS = {
     "/": "*",
     "and": "or",
     "or": "and",
+    "&&": "||",  # C and C++
+    "||": "&&",
     "+=": "-=",
     "-=": "+=",
     "*=": "/=",
@@ -52,7 +54,15 @@ class Mutation:
 
 
 class Program:
-    """A parsed program: bytes, tree, line starts, editable regions in bytes, and its sites."""
+    """A parsed program: bytes, tree, line starts, editable regions in bytes, and its sites.
+
+    This class reads Python; :class:`evoforge.evolve.offline._clike.CProgram` reads C and C++
+    with the same geometry and site lists, so every operator works on either.
+    """
+
+    language = "python"
+    comment = b"#"  # what may follow a statement on its line
+    number_types: frozenset[str] = frozenset({"integer", "float"})
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -60,7 +70,7 @@ class Program:
         self.regions = [
             (_nbytes(text[: b.start]), _nbytes(text[: b.end])) for b in find_blocks(text)
         ]
-        self.tree = parser().parse(self.data)
+        self.tree = self._parse()
         self.line_starts = [0]
         pos = self.data.find(b"\n")
         while pos >= 0:
@@ -72,6 +82,22 @@ class Program:
         self.blocks: list[list[tree_sitter.Node]] = []  # whole-line statements per suite
         self.items: dict[tuple[str, ...], tree_sitter.Node | None] = {}  # None: ambiguous
         self._collect()
+
+    def _parse(self) -> tree_sitter.Tree:
+        return parser().parse(self.data)
+
+    def literal(self, node: tree_sitter.Node) -> tuple[str, str, str] | None:
+        """``(kind, number, suffix)`` of a number node to perturb (kind ``integer`` or ``float``).
+
+        None for a literal the operators leave alone (hex, underscores, imaginary...).
+        """
+        if _literal_value(node) is None:
+            return None
+        return node.type, text_of(node).decode(), ""
+
+    def min_int(self, node: tree_sitter.Node, value: int) -> int:
+        """The smallest integer ``node`` may become (a ``range()`` bound stays positive)."""
+        return 1 if value >= 1 and in_range_call(node) else 0
 
     # -- geometry --
 
@@ -92,7 +118,7 @@ class Program:
         """Whether ``node`` alone fills its lines (a trailing comment is allowed)."""
         before = self.data[self.line_start(node.start_point.row) : node.start_byte]
         after = self.data[node.end_byte : self.line_start(node.end_point.row + 1)].strip()
-        return not before.strip() and (not after or after.startswith(b"#"))
+        return not before.strip() and (not after or after.startswith(self.comment))
 
     def lines_of(self, node: tree_sitter.Node) -> tuple[int, int]:
         """Byte span of the whole lines holding ``node``, newline included."""

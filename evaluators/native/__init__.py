@@ -1,0 +1,42 @@
+"""The ``native`` evaluator: C, C++ and Rust candidates compiled by clang-19 (rustc) and
+measured by callgrind, cachegrind, llvm-mca for a named CPU, or interleaved wall time.
+
+- :class:`NativeEvaluator`: the evaluator plugin;
+- :func:`read_settings` / :class:`NativeSettings`: what a native problem declares;
+- :func:`seed_baselines`: the seed's and the seed at ``-O3``'s measures, for a spec's
+  ``baselines()``;
+- ``python -m evoforge.evaluators.native``: the trusted runner of one evaluation.
+"""
+
+from evoforge.evaluators.native._baselines import seed_baselines
+from evoforge.evaluators.native._evaluator import REFERENCES, NativeEvaluator
+from evoforge.evaluators.native._parse import cache_metrics, event_totals, mca_summary
+from evoforge.evaluators.native._settings import (
+    LANGUAGES,
+    MEASURES,
+    METRICS,
+    NativeSettings,
+    o3_flags,
+    read_settings,
+)
+from evoforge.evaluators.native._tools import measure_unavailable, qemu_unavailable
+
+__all__ = [
+    # the evaluator
+    "REFERENCES",
+    "NativeEvaluator",
+    "seed_baselines",
+    # settings
+    "LANGUAGES",
+    "MEASURES",
+    "METRICS",
+    "NativeSettings",
+    "o3_flags",
+    "read_settings",
+    # tools and outputs
+    "cache_metrics",
+    "event_totals",
+    "mca_summary",
+    "measure_unavailable",
+    "qemu_unavailable",
+]

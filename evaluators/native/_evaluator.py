@@ -1,0 +1,193 @@
+"""The ``native`` evaluator: C, C++ (and Rust) candidates on a real compiler and simulators.
+
+Each evaluation is one trusted runner process (``python -m evoforge.evaluators.native``,
+:mod:`~evoforge.evaluators.native._runner`) that compiles, tests and measures the candidate in
+the shared sandbox. Beside every result's metrics stand ratios to two references measured
+once per evaluator with the same measure: the seed with the declared flags
+(``speedup_vs_seed``) and the seed at ``-O3`` (``speedup_vs_O3``, the compiler alone); above 1
+is better than the reference. Settings: :mod:`~evoforge.evaluators.native._settings`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from evoforge.archive import EvalResult, Status
+from evoforge.evaluators._base import Availability, Evaluator
+from evoforge.evaluators.devices import cpu_fingerprint
+from evoforge.evaluators.native._settings import NativeSettings, o3_flags, read_settings
+from evoforge.evaluators.native._tools import SOURCE_NAMES, measure_unavailable, missing
+from evoforge.evaluators.sandbox import SandboxOptions, call_runner, reply_result, server_env
+from evoforge.problems import ProblemSpecError, import_spec
+
+if TYPE_CHECKING:
+    from evoforge.problems import Problem, Stage
+
+RUNNER = "evoforge.evaluators.native"
+REFERENCES = {"seed": False, "O3": True}  # label -> compiled at -O3
+
+
+class NativeEvaluator(Evaluator):
+    """Compiles and measures native candidates (see the module docstring).
+
+    Example::
+
+        async with NativeEvaluator(load_problem("pie_inversions")) as evaluator:
+            result = await evaluator.evaluate(cpp_source)
+            result.metrics["instructions"], result.metrics["speedup_vs_O3"]
+    """
+
+    name: ClassVar[str] = "native"
+    targets: ClassVar[tuple[str, ...]] = ("cpu",)
+
+    def __init__(self, problem: Problem, *, workers: int = 1) -> None:
+        super().__init__(problem, workers=workers)
+        self.settings = read_settings(problem)
+        self._sandbox = SandboxOptions.of(problem)
+        self._spec = import_spec(problem.spec_path)
+        self._why_not = measure_unavailable(self.settings.language, self.settings.measure)
+        self._references: dict[str, dict[str, float]] | None = None
+        self._reference_lock = asyncio.Lock()
+        self._slots = asyncio.Semaphore(max(1, workers))
+
+    @classmethod
+    def availability(cls) -> Availability:
+        why = missing(("clang-19", "clang++-19"))
+        return Availability(not why, why)
+
+    @classmethod
+    def unmeasurable(cls, problem: Problem) -> dict[str, str]:
+        """Every objective, when this host lacks the problem's measure (valgrind, llvm-mca,
+        qemu-user): the run can then only check correctness."""
+        settings = read_settings(problem)
+        why = measure_unavailable(settings.language, settings.measure)
+        return {o.name: why for o in problem.objectives} if why else {}
+
+    @classmethod
+    def correctness_only(cls, problem: Problem) -> str:
+        """The tests still run on the host when only the measure is missing."""
+        settings = read_settings(problem)
+        if (
+            missing(("clang-19", "clang++-19"))
+            or settings.language == "rust"
+            and missing(("rustc",))
+        ):
+            return ""
+        return measure_unavailable(settings.language, settings.measure)
+
+    async def evaluate(self, source: str) -> EvalResult:
+        """Compile, test and measure ``source``; ratios to the references beside its metrics."""
+        result = await self._run(source, self.settings, "evaluate")
+        if result.status is Status.OK and not self._why_not:
+            references = await self.references()
+            result.metrics.update(self._ratios(result.metrics, references))
+        return result
+
+    async def run_stage(self, source: str, stage: Stage) -> EvalResult:
+        """A held-out stage: the tests named by ``stage.kwargs["tests"]`` (default the
+        stage's name), measured and scored by the stage's function."""
+        tests = str(stage.kwargs.get("tests", stage.name))
+        settings = read_settings(self.problem, tests_name=tests)
+        return await self._run(source, settings, stage.evaluate, timeout_s=stage.timeout_s)
+
+    async def references(self) -> dict[str, dict[str, float]]:
+        """The measure's metrics of the seed (declared flags) and of the seed at ``-O3``,
+        measured once (the first caller waits; a failure is an empty entry, not an error)."""
+        async with self._reference_lock:
+            if self._references is None:
+                self._references = {}
+                for label, at_o3 in REFERENCES.items():
+                    flags = o3_flags(self.settings.compile_flags) if at_o3 else None
+                    result = await self._run(
+                        self.problem.seed_source, self.settings, None, flags=flags
+                    )
+                    self._references[label] = (
+                        dict(result.metrics) if result.status is Status.OK else {}
+                    )
+            return self._references
+
+    def request(
+        self, source: str, settings: NativeSettings, flags: tuple[str, ...] | None = None
+    ) -> dict[str, Any]:
+        """The runner's request for ``source`` (also used by benchmarks)."""
+        problem, sandbox = self.problem, self._sandbox
+        seed_flags = settings.compile_flags
+        return {
+            "language": settings.language,
+            "source": source,
+            "source_name": SOURCE_NAMES[settings.language],
+            "flags": list(flags if flags is not None else settings.compile_flags),
+            "measure": settings.measure,
+            "measure_enabled": not self._why_not,
+            "tests": [list(t) for t in settings.tests],
+            "inputs": list(settings.inputs),
+            "hot_functions": list(settings.hot_functions),
+            "test_timeout_s": settings.test_timeout_s,
+            "compile_timeout_s": settings.compile_timeout_s,
+            "output_mb": settings.output_mb,
+            "timeout_s": problem.timeout_s,
+            "memory_mb": problem.memory_mb,
+            "seed_source": problem.seed_source,
+            "reference_flags": [list(seed_flags), list(o3_flags(seed_flags))],
+            "reference_labels": list(REFERENCES),
+            "repeats": int(problem.options.get("timing_repeats", 10)),
+            "warmups": int(problem.options.get("timing_warmups", 2)),
+            "user": sandbox.sandbox_user,
+            "allow_root": sandbox.sandbox_allow_root,
+            "network": sandbox.sandbox_network,
+            "hidden": [str(problem.spec_path.parent), *sandbox.sandbox_hidden_paths],
+        }
+
+    async def _run(
+        self,
+        source: str,
+        settings: NativeSettings,
+        scorer: str | None,
+        *,
+        flags: tuple[str, ...] | None = None,
+        timeout_s: float | None = None,
+    ) -> EvalResult:
+        request = self.request(source, settings, flags)
+        deadline = 3 * (timeout_s or self.problem.timeout_s) + 2 * settings.compile_timeout_s + 60
+        start = time.perf_counter()
+        async with self._slots:
+            answer = await call_runner(
+                RUNNER, request, deadline_s=deadline, env=server_env(self._sandbox.sandbox_env)
+            )
+        elapsed = time.perf_counter() - start
+        if answer.get("status") == Status.OK.value and scorer is not None:
+            answer["metrics"] = self._score(scorer, answer.get("metrics") or {})
+        return reply_result(
+            self.problem, answer, elapsed, cpu_fingerprint(), classify=scorer == "evaluate"
+        )
+
+    def _score(self, scorer: str, metrics: dict[str, Any]) -> dict[str, Any]:
+        function = getattr(self._spec, scorer, None)
+        if not callable(function):
+            raise ProblemSpecError(
+                self.problem.spec_path, scorer, "define it: def f(metrics) -> dict"
+            )
+        scored = function(dict(metrics))
+        if not isinstance(scored, dict):
+            raise ProblemSpecError(
+                self.problem.spec_path, scorer, f"returned {type(scored).__name__}; return a dict"
+            )
+        return scored
+
+    def _ratios(
+        self, metrics: dict[str, Any], references: dict[str, dict[str, float]]
+    ) -> dict[str, float]:
+        """``speedup_vs_<label>`` for the primary objective (above 1: better than it)."""
+        objective = self.problem.primary
+        value = metrics.get(objective.name)
+        ratios: dict[str, float] = {}
+        for label, reference in references.items():
+            key = f"speedup_vs_{label}"
+            if key in metrics:  # wall time: measured interleaved in the same run
+                continue
+            base = reference.get(objective.name)
+            if isinstance(value, int | float) and isinstance(base, int | float) and value and base:
+                ratios[key] = base / value if objective.direction == "minimize" else value / base
+        return ratios

@@ -1,0 +1,240 @@
+"""The jobs a native runner hands the shared sandbox: each runs in a contained child.
+
+Every job runs in :func:`~evoforge.evaluators.sandbox.run_sandboxed`'s child: a fresh working
+directory, its own process group, CPU/memory/file-size/process-count limits, the candidates'
+user, no network, a read-only view of the filesystem but that directory, the problem's folder
+hidden. The compiler runs there too (an ``#include "/root/secret"`` must not read into
+diagnostics that reach a prompt), and so do valgrind and llvm-mca. A job gets only what it
+needs: a test run gets the stdin texts, never the expected outputs (they are compared in the
+runner once the child exited).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from evoforge.evaluators.native._parse import (
+    ParseError,
+    asm_functions,
+    cache_metrics,
+    event_totals,
+    mca_summary,
+    top_costs,
+)
+from evoforge.evaluators.native._tools import SOURCE_NAMES, compile_command
+
+PROGRAM = "./prog"
+_DIAGNOSTIC_CHARS = 3000
+
+
+def compile_job(
+    language: str, source: str, flags: Sequence[str], timeout_s: float, asm_cpu: str = ""
+) -> tuple[dict[str, Any], bytes]:
+    """Compile ``source``; the binary is the payload (the assembly in the header with
+    ``asm_cpu``), or ``compile_error`` with the compiler's first diagnostics."""
+    name = SOURCE_NAMES[language]
+    with open(name, "w") as f:
+        f.write(source)
+    header: dict[str, Any] = {"status": "ok"}
+    commands = [compile_command(language, name, "prog", tuple(flags))]
+    if asm_cpu:
+        commands.append(compile_command(language, name, "prog.s", tuple(flags), asm_cpu=asm_cpu))
+    for command in commands:
+        try:
+            proc = subprocess.run(
+                command, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
+            )
+        except subprocess.TimeoutExpired:
+            return {"status": "compile_error", "error": f"compile took over {timeout_s:g} s"}, b""
+        if proc.returncode != 0:
+            text = proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}"
+            return {"status": "compile_error", "error": text[:_DIAGNOSTIC_CHARS]}, b""
+    if asm_cpu:
+        with open("prog.s") as f:
+            header["asm"] = f.read(4 << 20)
+    with open("prog", "rb") as f:
+        return header, f.read()
+
+
+def _install(binary: bytes, source: tuple[str, str] | None = None) -> None:
+    with open(PROGRAM, "wb") as f:
+        f.write(binary)
+    os.chmod(PROGRAM, 0o755)
+    if source is not None:  # for callgrind_annotate's source lines
+        with open(source[0], "w") as f:
+            f.write(source[1])
+
+
+def _run_one(argv: list[str], stdin: str, timeout_s: float, keep_chars: int) -> dict[str, Any]:
+    """Run ``argv`` on ``stdin`` (stdout to a file: RLIMIT_FSIZE catches a flood)."""
+    with open("stdin.txt", "w") as f:
+        f.write(stdin)
+    start = time.perf_counter()
+    with (
+        open("stdin.txt", "rb") as fin,
+        open("stdout.txt", "wb") as fout,
+        open("stderr.txt", "wb") as ferr,
+    ):
+        proc = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr)
+        try:
+            code = proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            return {"timeout": True, "wall_s": time.perf_counter() - start}
+    wall = time.perf_counter() - start
+    with open("stdout.txt", "rb") as f:
+        out = f.read(keep_chars + 1).decode("utf-8", "replace")
+    with open("stderr.txt", "rb") as f:
+        f.seek(max(0, os.fstat(f.fileno()).st_size - 1500))
+        err = f.read().decode("utf-8", "replace")
+    return {"rc": code, "stdout": out, "stderr": err, "wall_s": wall}
+
+
+def tests_job(
+    binary: bytes, inputs: Sequence[str], keep: Sequence[int], timeout_s: float
+) -> tuple[dict[str, Any], bytes]:
+    """Run the program on each input in turn; stop at the first that fails to exit 0."""
+    _install(binary)
+    results = []
+    for stdin, keep_chars in zip(inputs, keep, strict=True):
+        result = _run_one([PROGRAM], stdin, timeout_s, keep_chars)
+        results.append(result)
+        if result.get("timeout") or result["rc"] != 0:
+            break
+    return {"status": "ok", "results": results}, b""
+
+
+def valgrind_job(
+    binary: bytes,
+    inputs: Sequence[str],
+    tool: str,
+    timeout_s: float,
+    source: tuple[str, str],
+    profile: bool,
+) -> tuple[dict[str, Any], bytes]:
+    """Run the program under callgrind or cachegrind on each input; sum the event counts,
+    and (callgrind) annotate the costliest run's profile (functions and source lines)."""
+    _install(binary, source)
+    totals: dict[str, int] = {}
+    costliest: tuple[int, str] = (-1, "")
+    for index, stdin in enumerate(inputs):
+        out_file = f"{tool}.{index}.out"
+        argv = ["valgrind", f"--tool={tool}", f"--{tool}-out-file={out_file}", "--quiet"]
+        argv += ["--cache-sim=yes"] if tool == "cachegrind" else []
+        result = _run_one([*argv, PROGRAM], stdin, timeout_s, 0)
+        if result.get("timeout"):
+            return {"status": "ok", "timeout": True, "input": index}, b""
+        if result["rc"] != 0:
+            return {"status": "ok", "failed": result, "input": index}, b""
+        try:
+            with open(out_file) as f:
+                counts = event_totals(f.read())
+        except (OSError, ParseError) as exc:
+            return {"status": "runtime_error", "error": f"{tool} wrote no totals: {exc}"}, b""
+        for name, value in counts.items():
+            totals[name] = totals.get(name, 0) + value
+        if counts.get("Ir", 0) > costliest[0]:
+            costliest = (counts.get("Ir", 0), out_file)
+    header: dict[str, Any] = {"status": "ok", "totals": totals}
+    if tool == "cachegrind":
+        header["metrics"] = cache_metrics(totals)
+    else:
+        header["metrics"] = {"instructions": float(totals.get("Ir", 0))}
+    if profile and tool == "callgrind" and costliest[1]:
+        header["profile"] = _annotate(costliest[1], source[0])
+    return header, b""
+
+
+def _annotate(out_file: str, source_name: str) -> str:
+    try:
+        proc = subprocess.run(
+            ["callgrind_annotate", "--threshold=99", out_file, source_name],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"callgrind_annotate failed: {exc}"
+    return top_costs(proc.stdout) if proc.returncode == 0 else proc.stderr[-500:]
+
+
+def mca_job(asm: str, cpu: str, hot: Sequence[str]) -> tuple[dict[str, Any], bytes]:
+    """llvm-mca-19 on each hot function's body for ``cpu``; the sums of its estimates."""
+    bodies = asm_functions(asm)
+    names = list(bodies)
+    demangled = subprocess.run(
+        ["llvm-cxxfilt-19"], input="\n".join(names), capture_output=True, text=True, timeout=60
+    ).stdout.splitlines()
+    chosen = []
+    for name, plain in zip(names, demangled, strict=False):
+        short = plain.split("(", 1)[0]
+        if hot:
+            wanted = short in hot or name in hot
+        else:
+            library = plain.startswith(("std::", "__gnu_cxx", "_GLOBAL__", "__cxx_global"))
+            wanted = short != "main" and not library
+        if wanted and bodies[name].strip():
+            chosen.append((plain, bodies[name]))
+    if not chosen:
+        return {
+            "status": "runtime_error",
+            "error": f"no function to analyse (hot_functions {list(hot)}; found "
+            f"{', '.join(demangled[:20]) or 'none'})",
+        }, b""
+    sums = {"mca_cycles": 0.0, "mca_rthroughput": 0.0}
+    instructions = 0.0
+    per_function = {}
+    for plain, body in chosen:
+        proc = subprocess.run(
+            ["llvm-mca-19", "-mtriple=x86_64-unknown-linux-gnu", f"-mcpu={cpu}"],
+            input=body,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if proc.returncode != 0:
+            return {"status": "runtime_error", "error": f"llvm-mca: {proc.stderr[:1500]}"}, b""
+        summary = mca_summary(proc.stdout)
+        match = [line for line in proc.stdout.splitlines() if line.startswith("Instructions:")]
+        instructions += float(match[0].split()[1]) if match else 0.0
+        sums["mca_cycles"] += summary["mca_cycles"]
+        sums["mca_rthroughput"] += summary["mca_rthroughput"]
+        per_function[plain[:120]] = summary
+    sums["mca_ipc"] = instructions / sums["mca_cycles"] if sums["mca_cycles"] else 0.0
+    return {"status": "ok", "metrics": sums, "functions": per_function}, b""
+
+
+def wall_job(
+    binaries: Sequence[bytes], inputs: Sequence[str], timeout_s: float, repeats: int, warmups: int
+) -> tuple[dict[str, Any], bytes]:
+    """Time each binary on all inputs, interleaved (A B C A B C ...): seconds per round."""
+    paths = []
+    for index, binary in enumerate(binaries):
+        path = f"./prog{index}"
+        with open(path, "wb") as f:
+            f.write(binary)
+        os.chmod(path, 0o755)
+        paths.append(path)
+    samples: list[list[float]] = [[] for _ in paths]
+    for round_ in range(warmups + repeats):
+        for index, path in enumerate(paths):
+            total = 0.0
+            for stdin in inputs:
+                result = _run_one([path], stdin, timeout_s, 0)
+                if result.get("timeout") or result["rc"] != 0:
+                    return {"status": "ok", "failed": result, "binary": index}, b""
+                total += result["wall_s"]
+            if round_ >= warmups:
+                samples[index].append(total)
+    return {"status": "ok", "samples": samples}, b""
+
+
+def flood_signal(code: int) -> bool:
+    """Whether an exit code is death by SIGXFSZ (wrote past the file-size limit)."""
+    return code == -signal.SIGXFSZ

@@ -1,0 +1,291 @@
+"""The trusted runner of one native evaluation: ``python -m evoforge.evaluators.native``.
+
+Reads one JSON request on stdin and replies one JSON line. Steps, each a sandboxed job
+(:mod:`evoforge.evaluators.native._jobs`): compile (``compile_error`` with the first
+diagnostics), run every test and compare its output here (``incorrect`` with the first failing
+input, expected and actual output, cut; ``timeout``, ``crashed``, ``runtime_error`` for a
+non-zero exit or an output flood), then measure. The runner itself never runs candidate code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+from evoforge.evaluators.native import _jobs
+from evoforge.evaluators.sandbox import (
+    Isolation,
+    Limits,
+    SandboxRun,
+    prepare,
+    read_request,
+    reply,
+    run_sandboxed,
+)
+from evoforge.evaluators.timing import compare
+
+_CUT = 600  # characters of an input or output shown in artifacts
+_VALGRIND_MEMORY_MB = 1024
+_COMPILE_MEMORY_MB = 4096
+
+
+class Verdict(Exception):  # noqa: N818 - a verdict about the candidate, not a bug
+    """The evaluation ended early with ``status``; artifacts say why."""
+
+    def __init__(self, status: str, error: str, artifacts: dict[str, str] | None = None) -> None:
+        super().__init__(error)
+        self.status, self.error, self.artifacts = status, error, artifacts or {}
+
+
+def main() -> int:
+    request = read_request()
+    isolation, notes = prepare(
+        request.get("user"),
+        request.get("network", "server"),
+        allow_root=bool(request.get("allow_root")),
+    )
+    isolation = dataclasses.replace(isolation, hidden_paths=tuple(request.get("hidden", ())))
+    timings: dict[str, float] = {}
+    try:
+        answer = evaluate(request, isolation, timings)
+    except Verdict as verdict:
+        answer = {"status": verdict.status, "error": verdict.error, "artifacts": verdict.artifacts}
+    answer["timings"] = timings
+    answer["sandbox"] = notes
+    reply(answer)
+    return 0
+
+
+def evaluate(
+    request: dict[str, Any], isolation: Isolation, timings: dict[str, float]
+) -> dict[str, Any]:
+    """Compile, check and measure one candidate (see the module docstring)."""
+    measure = str(request["measure"])
+    kind, _, argument = measure.partition(":")
+    start = time.perf_counter()
+    binary, header = compile_source(
+        request,
+        request["source"],
+        request["flags"],
+        isolation,
+        asm_cpu=argument if kind == "mca" else "",
+    )
+    timings["compile_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    check_tests(request, binary, isolation)
+    timings["tests_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    if not request.get("measure_enabled", True):
+        return {"status": "ok", "metrics": {"passed": 1.0}}
+    metrics, artifacts = _MEASURES[kind](request, binary, header, isolation)
+    timings["measure_s"] = time.perf_counter() - start
+    return {"status": "ok", "metrics": metrics, "artifacts": artifacts}
+
+
+def _sandboxed(
+    job: Callable[[], tuple[dict[str, Any], bytes]], limits: Limits, iso: Isolation, what: str
+) -> SandboxRun:
+    run = run_sandboxed(job, limits, iso)
+    if run.status.value != "ok":
+        detail = run.error or run.header.get("error") or "no reason given"
+        artifacts = {k: v[-1500:] for k, v in run.artifacts.items() if k != "error"}
+        raise Verdict(run.status.value, f"{what}: {detail}", artifacts)
+    return run
+
+
+def compile_source(
+    request: dict[str, Any], source: str, flags: list[str], iso: Isolation, *, asm_cpu: str = ""
+) -> tuple[bytes, dict[str, Any]]:
+    """The binary of ``source`` (and the compile job's header: the assembly with ``asm_cpu``)."""
+    timeout = float(request["compile_timeout_s"])
+    limits = Limits(
+        timeout_s=timeout + 10, memory_mb=_COMPILE_MEMORY_MB, file_size_mb=256, result_mb=64
+    )
+    language = request["language"]
+    run = _sandboxed(
+        lambda: _jobs.compile_job(language, source, flags, timeout, asm_cpu),
+        limits,
+        iso,
+        "compiling",
+    )
+    return run.payload, run.header
+
+
+def _limits(request: dict[str, Any], runs: int, per_run_s: float, extra_mb: int = 0) -> Limits:
+    memory = int(request["memory_mb"]) + extra_mb
+    return Limits(
+        timeout_s=min(float(request["timeout_s"]), per_run_s * runs + 5),
+        memory_mb=memory,
+        file_size_mb=int(request["output_mb"]),
+        max_procs=64,
+    )
+
+
+def check_tests(request: dict[str, Any], binary: bytes, iso: Isolation) -> None:
+    """Run every test; raise a :class:`Verdict` at the first that fails."""
+    tests = request["tests"]
+    inputs = [stdin for stdin, _ in tests]
+    keep = [len(expected) + 256 for _, expected in tests]
+    per = float(request["test_timeout_s"])
+    run = _sandboxed(
+        lambda: _jobs.tests_job(binary, inputs, keep, per),
+        _limits(request, len(tests), per),
+        iso,
+        "running the tests",
+    )
+    for index, result in enumerate(run.header["results"]):
+        stdin, expected = tests[index]
+        _check_run(result, stdin, per, request, f"test {index}")
+        if _normal(result["stdout"]) != _normal(expected):
+            raise Verdict(
+                "incorrect",
+                f"wrong output on test {index}",
+                {
+                    "input": _cut(stdin),
+                    "expected": _cut(expected),
+                    "actual": _cut(result["stdout"]),
+                    "stderr_tail": result.get("stderr", "")[-800:],
+                },
+            )
+
+
+def _check_run(
+    result: dict[str, Any], stdin: str, per_s: float, request: dict[str, Any], what: str
+) -> None:
+    if result.get("timeout"):
+        raise Verdict("timeout", f"{what} ran over {per_s:g} s", {"input": _cut(stdin)})
+    code = int(result["rc"])
+    artifacts = {"input": _cut(stdin), "stderr_tail": result.get("stderr", "")[-800:]}
+    if _jobs.flood_signal(code):
+        raise Verdict(
+            "runtime_error",
+            f"{what}: output flood: wrote more than {request['output_mb']} MiB",
+            artifacts,
+        )
+    if code < 0:
+        name = (
+            signal.Signals(-code).name
+            if -code in signal.Signals.__members__.values()
+            else str(-code)
+        )
+        raise Verdict("crashed", f"{what}: killed by signal {name}", artifacts)
+    if code != 0:
+        raise Verdict("runtime_error", f"{what}: exited with code {code}", artifacts)
+
+
+def _normal(text: str) -> list[str]:
+    """Output compared line by line, trailing spaces and blank lines ignored."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _CUT else text[:_CUT] + f"… ({len(text)} characters)"
+
+
+# --- measures ------------------------------------------------------------------------------
+
+
+def _valgrind(tool: str) -> Callable[..., tuple[dict[str, float], dict[str, str]]]:
+    def measure(
+        request: dict[str, Any], binary: bytes, _header: dict[str, Any], iso: Isolation
+    ) -> tuple[dict[str, float], dict[str, str]]:
+        inputs = request["inputs"]
+        per = float(request["test_timeout_s"]) * 60  # valgrind runs programs ~50x slower
+        source = (request["source_name"], request["source"])
+        profile = bool(request.get("profile", True))
+        limits = _limits(request, len(inputs), per, _VALGRIND_MEMORY_MB)
+        limits = dataclasses.replace(limits, timeout_s=max(limits.timeout_s, per * len(inputs)))
+        run = _sandboxed(
+            lambda: _jobs.valgrind_job(binary, inputs, tool, per, source, profile),
+            limits,
+            iso,
+            f"under {tool}",
+        )
+        header = run.header
+        if header.get("timeout"):
+            raise Verdict(
+                "timeout", f"measure input {header['input']} ran over {per:g} s under {tool}"
+            )
+        if "failed" in header:
+            index = int(header["input"])
+            _check_run(
+                header["failed"], inputs[index], per, request, f"measure input {index} under {tool}"
+            )
+        artifacts = {"profile": header["profile"]} if header.get("profile") else {}
+        return header["metrics"], artifacts
+
+    return measure
+
+
+def _mca(
+    request: dict[str, Any], _binary: bytes, header: dict[str, Any], iso: Isolation
+) -> tuple[dict[str, float], dict[str, str]]:
+    cpu = str(request["measure"]).partition(":")[2]
+    limits = Limits(timeout_s=300, memory_mb=_COMPILE_MEMORY_MB)
+    hot = list(request.get("hot_functions", ()))
+    run = _sandboxed(lambda: _jobs.mca_job(header["asm"], cpu, hot), limits, iso, "llvm-mca")
+    lines = [
+        f"{name}: {values['mca_cycles']:.0f} cycles / 100 iterations, block "
+        f"rthroughput {values['mca_rthroughput']:.2f}"
+        for name, values in run.header["functions"].items()
+    ]
+    return run.header["metrics"], {
+        "profile": f"llvm-mca -mcpu={cpu}, per function:\n" + "\n".join(lines)
+    }
+
+
+def _wall(
+    request: dict[str, Any], binary: bytes, _header: dict[str, Any], iso: Isolation
+) -> tuple[dict[str, float], dict[str, str]]:
+    """The candidate against the seed (and the seed at -O3), interleaved."""
+    seed = request["seed_source"]
+    references = [
+        compile_source(request, seed, flags, iso)[0] for flags in request["reference_flags"]
+    ]
+    repeats, warmups = int(request.get("repeats", 10)), int(request.get("warmups", 2))
+    inputs, per = request["inputs"], float(request["test_timeout_s"])
+    binaries = [binary, *references]
+    limits = _limits(request, len(inputs) * len(binaries) * (repeats + warmups), per)
+    run = _sandboxed(
+        lambda: _jobs.wall_job(binaries, inputs, per, repeats, warmups), limits, iso, "timing"
+    )
+    if "failed" in run.header:
+        index = int(run.header["binary"])
+        failed = run.header["failed"]
+        _check_run(
+            failed, "", per, request, "a timed run" if index == 0 else "the seed's timed run"
+        )
+    samples = run.header["samples"]
+    metrics: dict[str, float] = {"wall_s": sorted(samples[0])[len(samples[0]) // 2]}
+    artifacts = {}
+    for label, reference in zip(request["reference_labels"], samples[1:], strict=True):
+        comparison = compare(samples[0], reference)
+        metrics[f"speedup_vs_{label}"] = comparison.speedup
+        metrics[f"significant_vs_{label}"] = float(comparison.significant)
+        artifacts[f"wall_vs_{label}"] = (
+            f"median {comparison.median_a_s * 1e3:.3f} ms vs {comparison.median_b_s * 1e3:.3f} ms "
+            f"(speedup {comparison.speedup:.3f}, stderr {comparison.stderr:.3f}, "
+            f"{'significant' if comparison.significant else 'within noise'})"
+        )
+    return metrics, artifacts
+
+
+def _qemu(request: dict[str, Any], *_: Any) -> tuple[dict[str, float], dict[str, str]]:
+    from evoforge.evaluators.native._tools import qemu_unavailable
+
+    raise Verdict("runtime_error", qemu_unavailable(str(request["measure"]).partition(":")[2]))
+
+
+_MEASURES: dict[str, Callable[..., tuple[dict[str, float], dict[str, str]]]] = {
+    "callgrind": _valgrind("callgrind"),
+    "cachegrind": _valgrind("cachegrind"),
+    "mca": _mca,
+    "wall": _wall,
+    "qemu": _qemu,
+}

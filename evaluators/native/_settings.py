@@ -1,0 +1,173 @@
+"""What a ``native`` problem declares, read and checked once in the engine's process.
+
+A native spec declares, besides the usual names (``name``, ``objectives``, ``seed_file``,
+``language``)::
+
+    evaluator = "native"
+    language = "cpp"                 # "c", "cpp" or "rust"
+    measure = "callgrind"            # "cachegrind", "mca:<cpu>", "wall", "qemu:<arch>"
+    tests = [("5\\n2 4 1 3 5\\n", "3\\n")]   # (stdin, expected stdout); or def tests(): ...
+    compile_flags = ["-O2"]
+    measure_inputs = [...]           # optional: stdin texts measured (default: the tests')
+
+``measure``, ``tests``, ``compile_flags``, ``measure_inputs`` and ``hot_functions`` are the
+spec's own module-level names (the declaration schema leaves names it does not know to the
+spec); each may also be given in ``options`` (``options = {"measure": "wall"}``), which wins.
+Limits go in ``options`` only (a top-level ``test_timeout_s`` reads as a misspelt
+``timeout_s``): ``test_timeout_s`` (10), ``output_mb`` (8), ``compile_timeout_s`` (120),
+``timing_repeats`` (10) and ``timing_warmups`` (2) for ``wall``.
+Tests and measure inputs are computed here, in the engine's trusted process, and sent to the
+runner; the expected outputs never reach a candidate's process.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evoforge.problems import PASSED, Problem, ProblemSpecError, import_spec
+
+LANGUAGES = ("c", "cpp", "rust")
+MEASURES = ("callgrind", "cachegrind", "mca:<cpu>", "wall", "qemu:<arch>")
+METRICS: dict[str, tuple[str, ...]] = {
+    "callgrind": ("instructions",),
+    "cachegrind": ("cycles", "instructions", "d1_misses", "ll_misses", "i1_misses"),
+    "mca": ("mca_cycles", "mca_rthroughput", "mca_ipc"),
+    "wall": ("wall_s",),
+    "qemu": ("instructions",),
+}
+"""What each measure (by its kind, before any ``:``) reports; objectives name some of them."""
+_MEASURE = re.compile(r"^(callgrind|cachegrind|wall|mca:[A-Za-z0-9_.-]+|qemu:[a-z0-9_]+)$")
+
+
+@dataclass(frozen=True)
+class NativeSettings:
+    """A native problem's settings, validated (see the module docstring).
+
+    Attributes:
+        language: ``c``, ``cpp`` or ``rust``.
+        measure: the measure as declared (``"mca:znver4"``).
+        tests: ``(stdin, expected stdout)`` pairs, all checked before measuring.
+        compile_flags: the candidate's compiler flags (the seed baseline uses them too).
+        measure_inputs: stdin texts measured (default: every test's input).
+        hot_functions: the functions llvm-mca analyses (default: all but ``main``).
+        test_timeout_s: wall-clock limit of one test run.
+        output_mb: the most one run may write to stdout (more is an output flood).
+        compile_timeout_s: limit of one compile.
+    """
+
+    language: str
+    measure: str
+    tests: tuple[tuple[str, str], ...]
+    compile_flags: tuple[str, ...] = ("-O2",)
+    measure_inputs: tuple[str, ...] = ()
+    hot_functions: tuple[str, ...] = ()
+    test_timeout_s: float = 10.0
+    output_mb: int = 8
+    compile_timeout_s: float = 120.0
+
+    @property
+    def kind(self) -> str:
+        """The measure without its argument: ``mca`` for ``mca:znver4``."""
+        return self.measure.split(":", 1)[0]
+
+    @property
+    def argument(self) -> str:
+        """The measure's argument (``znver4`` of ``mca:znver4``), or ""."""
+        return self.measure.split(":", 1)[1] if ":" in self.measure else ""
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return self.measure_inputs or tuple(stdin for stdin, _ in self.tests)
+
+
+def read_settings(problem: Problem, *, tests_name: str = "tests") -> NativeSettings:
+    """``problem``'s native settings; ``tests_name`` names another test set (a held-out
+    stage's ``kwargs["tests"]``).
+
+    Raises:
+        ProblemSpecError: a missing or malformed setting, named, with the fix.
+    """
+    module = import_spec(problem.spec_path)
+    options = problem.options
+
+    def get(name: str, default: Any = None) -> Any:
+        if name in options:
+            return options[name]
+        value = getattr(module, name, default)
+        return value() if callable(value) and name in (tests_name, "measure_inputs") else value
+
+    path = problem.spec_path
+    language = problem.language
+    if language not in LANGUAGES:
+        raise ProblemSpecError(
+            path, "language", f"found {language!r}; a native problem uses one of {LANGUAGES}"
+        )
+    measure = get("measure", "callgrind")
+    if not isinstance(measure, str) or not _MEASURE.match(measure):
+        raise ProblemSpecError(
+            path, "measure", f"found {measure!r}; use one of {', '.join(MEASURES)}"
+        )
+    tests = _tests(path, tests_name, get(tests_name))
+    flags = _strings(path, "compile_flags", get("compile_flags", ["-O2"]))
+    inputs = _strings(path, "measure_inputs", get("measure_inputs", []))
+    hot = _strings(path, "hot_functions", get("hot_functions", []))
+    known = {*METRICS[measure.split(":", 1)[0]], PASSED}
+    if unknown := [o.name for o in problem.objectives if o.name not in known]:
+        raise ProblemSpecError(
+            path,
+            "objectives",
+            f"{', '.join(unknown)} is not measured by {measure!r}; it reports "
+            f"{', '.join(sorted(known))}",
+        )
+    return NativeSettings(
+        language=language,
+        measure=measure,
+        tests=tests,
+        compile_flags=flags,
+        measure_inputs=inputs,
+        hot_functions=hot,
+        test_timeout_s=_positive(path, "test_timeout_s", get("test_timeout_s", 10.0)),
+        output_mb=int(_positive(path, "output_mb", get("output_mb", 8))),
+        compile_timeout_s=_positive(path, "compile_timeout_s", get("compile_timeout_s", 120.0)),
+    )
+
+
+def _tests(path: Any, name: str, value: Any) -> tuple[tuple[str, str], ...]:
+    fix = f'declare {name} = [("stdin text", "expected stdout"), ...] or def {name}(): ...'
+    if value is None:
+        raise ProblemSpecError(path, name, f"missing; {fix}")
+    if isinstance(value, Callable):  # type: ignore[arg-type]
+        value = value()
+    if not isinstance(value, Sequence) or isinstance(value, str) or not value:
+        raise ProblemSpecError(path, name, f"found {type(value).__name__}; {fix}")
+    pairs = []
+    for index, pair in enumerate(value):
+        ok = isinstance(pair, Sequence) and not isinstance(pair, str) and len(pair) == 2
+        if not ok or not all(isinstance(x, str) for x in pair):
+            raise ProblemSpecError(path, f"{name}[{index}]", f"found {pair!r:.80}; {fix}")
+        pairs.append((pair[0], pair[1]))
+    return tuple(pairs)
+
+
+def _strings(path: Any, name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ProblemSpecError(path, name, f"found {value!r:.80}; use a list of strings")
+    if not all(isinstance(x, str) for x in value):
+        raise ProblemSpecError(path, name, "use a list of strings, e.g. ['-O2']")
+    return tuple(value)
+
+
+def _positive(path: Any, name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ProblemSpecError(path, name, f"found {value!r}; use a number > 0")
+    return float(value)
+
+
+def o3_flags(flags: Sequence[str]) -> tuple[str, ...]:
+    """``flags`` with every optimisation level replaced by ``-O3`` (the compiler-alone
+    baseline: the seed as the compiler would make it fastest without a programmer)."""
+    kept = [f for f in flags if not re.fullmatch(r"-O[0-3sz]?|-Ofast|-Og", f)]
+    return (*kept, "-O3")

@@ -1,0 +1,131 @@
+"""The host tools a native evaluation needs, and why a measure cannot run here.
+
+Compilers: ``clang-19`` (C), ``clang++-19`` (C++), ``rustc`` (Rust, where installed). Measures:
+valgrind (``callgrind``, ``cachegrind``), ``llvm-mca-19`` (``mca:<cpu>``), ``qemu-<arch>`` with
+a cross C library (``qemu:<arch>``). Each missing tool is named with the Debian package that
+brings it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+
+INSTALL = "apt-get install -y clang-19 llvm-19 valgrind"
+COMPILERS = {"c": "clang-19", "cpp": "clang++-19", "rust": "rustc"}
+SOURCE_NAMES = {"c": "candidate.c", "cpp": "candidate.cpp", "rust": "candidate.rs"}
+QEMU_ARCHES = {"riscv64": "riscv64-linux-gnu", "aarch64": "aarch64-linux-gnu"}
+_PACKAGES = {
+    "clang-19": "clang-19",
+    "clang++-19": "clang-19",
+    "llvm-mca-19": "llvm-19",
+    "llvm-cxxfilt-19": "llvm-19",
+    "valgrind": "valgrind",
+    "callgrind_annotate": "valgrind",
+    "rustc": "rustup (https://rustup.rs) or `apt-get install -y rustc`",
+}
+
+
+def tool(name: str) -> str | None:
+    """The path of ``name`` on PATH (or in ``~/.cargo/bin`` for ``rustc``), or None."""
+    found = shutil.which(name)
+    if found is None and name == "rustc":
+        cargo = os.path.expanduser("~/.cargo/bin/rustc")
+        found = cargo if os.access(cargo, os.X_OK) else None
+    return found
+
+
+def missing(names: tuple[str, ...]) -> str:
+    """Why some of ``names`` cannot be used ("" when all are installed)."""
+    absent = [n for n in names if tool(n) is None]
+    if not absent:
+        return ""
+    packages = sorted({_PACKAGES.get(n, n) for n in absent})
+    return f"{', '.join(absent)} not installed (install: {'; '.join(packages)})"
+
+
+def measure_unavailable(language: str, measure: str) -> str:
+    """Why ``measure`` of a ``language`` program cannot run on this host, or ""."""
+    kind, _, argument = measure.partition(":")
+    why = missing((COMPILERS[language],))
+    if why:
+        return why
+    if kind in ("callgrind", "cachegrind"):
+        return missing(("valgrind", "callgrind_annotate"))
+    if kind == "mca":
+        if language == "rust":
+            return "mca measures C and C++ only (clang -S); use callgrind for Rust"
+        return missing(("llvm-mca-19", "llvm-cxxfilt-19")) or _mca_cpu_unknown(argument)
+    if kind == "qemu":
+        return qemu_unavailable(argument)
+    return ""
+
+
+def qemu_unavailable(arch: str) -> str:
+    """Why ``qemu:<arch>`` cannot run here (device unavailable), or "" when it can."""
+    triple = QEMU_ARCHES.get(arch)
+    if triple is None:
+        return f"qemu:{arch}: unknown architecture; use one of {', '.join(QEMU_ARCHES)}"
+    if tool(f"qemu-{arch}") is None:
+        return (
+            f"device unavailable: qemu-{arch} is not installed "
+            f"(apt-get install -y qemu-user libc6-dev-{arch.replace('aarch64', 'arm64')}-cross)"
+        )
+    if not os.path.isdir(f"/usr/{triple}/lib"):
+        return (
+            f"device unavailable: no {triple} C library in /usr/{triple} "
+            f"(apt-get install -y libc6-dev-{arch.replace('aarch64', 'arm64')}-cross)"
+        )
+    return (
+        f"device unavailable: qemu:{arch} instruction counting needs QEMU's libinsn plugin, "
+        "which this evaluator does not drive yet"
+    )
+
+
+@functools.cache
+def mca_cpus() -> frozenset[str]:
+    """The CPU models llvm-mca-19 knows for x86-64 (``-mcpu=help``)."""
+    try:
+        text = subprocess.run(
+            ["llvm-mca-19", "-mtriple=x86_64-unknown-linux-gnu", "-mcpu=help"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    cpus: set[str] = set()
+    section = False
+    for line in (text.stdout + text.stderr).splitlines():
+        if line.startswith("Available CPUs"):
+            section = True
+        elif line.startswith("Available features"):
+            break
+        elif section and line.strip():
+            cpus.add(line.split()[0])
+    return frozenset(cpus)
+
+
+def _mca_cpu_unknown(cpu: str) -> str:
+    cpus = mca_cpus()
+    if cpus and cpu not in cpus:
+        close = sorted(c for c in cpus if c[:3] == cpu[:3])[:6]
+        return f"mca:{cpu}: llvm-mca-19 knows no x86-64 CPU {cpu!r}" + (
+            f" (close: {', '.join(close)})" if close else ""
+        )
+    return ""
+
+
+def compile_command(
+    language: str, source: str, output: str, flags: tuple[str, ...], *, asm_cpu: str = ""
+) -> list[str]:
+    """The command that compiles ``source`` to ``output`` (assembly for ``asm_cpu``)."""
+    if language == "rust":
+        return [tool("rustc") or "rustc", "--edition=2021", *flags, "-o", output, source]
+    command = [COMPILERS[language], *flags, "-g", "-fdebug-prefix-map=" + os.getcwd() + "=."]
+    if asm_cpu:
+        command += [f"-march={asm_cpu}", "-S", "-g0", "-fno-asynchronous-unwind-tables"]
+    return [*command, "-o", output, source, *([] if asm_cpu else ["-lm"])]

@@ -1,0 +1,60 @@
+"""PIE-style task (lis): Length of the longest strictly increasing subsequence.
+
+The seed is correct but slow; the objective is the instructions it executes (callgrind,
+summed over hidden tests generated from a fixed seed). Held-out inputs, larger, are scored
+once at the end. Ratios to the seed and to the seed at -O3 stand beside every result.
+"""
+
+import random
+
+name = "pie_lis"
+evaluator = "native"
+language = "cpp"
+seed_file = "seed.cpp"
+measure = "callgrind"
+objectives = {"instructions": "minimize"}
+compile_flags = ["-O2", "-std=c++17"]
+timeout_s = 120
+options = {"test_timeout_s": 5}
+held_out = [{"name": "held_out", "kwargs": {"tests": "held_out_tests"}}]
+run_defaults = {"budget": 200}
+
+
+def _cases(seed: int, count: int, size: int) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    return [_case(rng, size) for _ in range(count)]
+
+
+def tests() -> list[tuple[str, str]]:
+    """Hidden tests, generated from a fixed seed (the same on every host)."""
+    return _cases(1, 4, 300)
+
+
+def held_out_tests() -> list[tuple[str, str]]:
+    """Scored once, at the end, on the best program; larger than the tests."""
+    return _cases(2, 2, 600)
+
+
+def evaluate(metrics):
+    return metrics
+
+
+def evaluate_held_out(metrics):
+    return metrics
+
+
+def baselines():
+    from evoforge.evaluators.native import seed_baselines
+
+    return seed_baselines(__file__)
+
+
+def _case(rng, n):
+    import bisect
+
+    a = [rng.randint(0, 1000) for _ in range(n)]
+    tails: list[int] = []
+    for x in a:
+        k = bisect.bisect_left(tails, x)
+        tails[k : k + 1] = [x]
+    return f"{n}\n{' '.join(map(str, a))}\n", f"{len(tails)}\n"
