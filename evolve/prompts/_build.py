@@ -77,7 +77,7 @@ TEMPLATE_NAMES = (
 )
 """Templates a problem can override (file ``prompts/<name>.md``)."""
 PLACEHOLDERS = frozenset(
-    {"problem_name", "primary", "direction", "objectives", "mode", "status", "score"}
+    {"problem_name", "primary", "direction", "objectives", "mode", "status", "score", "language"}
 )
 """The ``$placeholders`` a template may use."""
 SECOND_PARENT_HEADING = f"{INSPIRATION_HEADING}: second parent"
@@ -125,7 +125,7 @@ DEFAULT_TEMPLATES: Mapping[str, str] = MappingProxyType(
             "and lie inside an EVOLVE-BLOCK. Put a sentence of explanation before the blocks."
         ),
         "answer_rewrite": (
-            "Answer with the whole new program in one ```python fenced block: every line of "
+            "Answer with the whole new program in one ```$language fenced block: every line of "
             "it, with the EVOLVE-BLOCK-START and EVOLVE-BLOCK-END lines and the fixed code "
             "outside them unchanged."
         ),
@@ -334,6 +334,7 @@ def _values(problem: Problem, context: PromptContext) -> dict[str, str]:
         "mode": str(context.mode),
         "status": str(parent.status),
         "score": "none" if parent.score is None else f"{parent.score:.10g}",
+        "language": problem.language,
     }
 
 
@@ -372,9 +373,10 @@ class _Layout:
         else:
             answer = fill("answer_diff")
         self.head = _problem_section(problem)
+        self.language = problem.language
         self.tail = f"## Task\n{task}\n\n## Answer format\n{answer}"
         self.second = (
-            _program_section(SECOND_PARENT_HEADING, context.second_parent)
+            _program_section(SECOND_PARENT_HEADING, context.second_parent, problem.language)
             if context.second_parent is not None
             else ""
         )
@@ -382,10 +384,11 @@ class _Layout:
         if context.second_parent is not None:
             shown[context.second_parent.id] = "the second parent"
         self.top = [
-            _top_entry(i, p, shown.get(p.id)) for i, p in enumerate(context.top_programs, 1)
+            _top_entry(i, p, shown.get(p.id), problem.language)
+            for i, p in enumerate(context.top_programs, 1)
         ]
         self.inspirations = [
-            _program_section(f"{INSPIRATION_HEADING} {i}", p)
+            _program_section(f"{INSPIRATION_HEADING} {i}", p, problem.language)
             for i, p in enumerate(context.inspirations, 1)
         ]
         error_chars = config.artifact_chars // _FAILURE_ERROR_SHARE
@@ -442,7 +445,7 @@ class _Layout:
         heading = CURRENT_PROGRAM_HEADING
         if context.mode is Mode.REPAIR:
             heading += f" (it failed: {parent.status}; fix it)"
-        parts = [_program_section(heading, parent)]
+        parts = [_program_section(heading, parent, self.language)]
         feedback = _artifacts(parent.artifacts, self.artifact_chars)
         if feedback:
             parts.append("### Feedback from its evaluation\n" + feedback)
@@ -499,8 +502,10 @@ def _problem_section(problem: Problem) -> str:
     return "\n\n".join(parts)
 
 
-def _program_section(heading: str, program: Program) -> str:
-    return f"{heading}\n{_describe(program)}\n{_fenced(program.source or '', 'python')}"
+def _program_section(heading: str, program: Program, language: str) -> str:
+    """The program under ``heading``, fenced with its language's tag (``cpp`` for C++: a model
+    answers in the language the fence names)."""
+    return f"{heading}\n{_describe(program)}\n{_fenced(program.source or '', language)}"
 
 
 def _describe(program: Program) -> str:
@@ -512,7 +517,7 @@ def _describe(program: Program) -> str:
     )
 
 
-def _top_entry(rank: int, program: Program, shown_as: str | None) -> tuple[str, str]:
+def _top_entry(rank: int, program: Program, shown_as: str | None, language: str) -> tuple[str, str]:
     """The program's line, and its EVOLVE-BLOCK code fenced (``""`` when long or shown)."""
     line = f"{rank}. {_describe(program)}"
     if shown_as is not None:
@@ -520,7 +525,7 @@ def _top_entry(rank: int, program: Program, shown_as: str | None) -> tuple[str, 
     code = _evolving_code(program.source or "")
     if not code or len(code) > _SHORT_SOURCE:
         return line, ""
-    return f"{line}; its EVOLVE-BLOCK code:", _fenced(code, "python")
+    return f"{line}; its EVOLVE-BLOCK code:", _fenced(code, language)
 
 
 def _evolving_code(source: str) -> str:

@@ -285,6 +285,16 @@ def test_offline_model_reads_and_answers_every_mode(mode: Mode) -> None:
         assert apply_edit(context.parent.source, answer).source != context.parent.source
 
 
+@pytest.mark.parametrize("mode", [Mode.CROSSOVER, Mode.REWRITE], ids=str)
+def test_programs_are_fenced_in_the_problems_language(mode: Mode) -> None:
+    cpp = dataclasses.replace(PROBLEM, language="cpp")
+    user = user_text(build_messages(cpp, context_for(mode)))
+    assert f"```cpp\n{PARENT.source.rstrip()}\n```" in section(user, "## Current program")
+    assert "```cpp\n" in section(user, "## Inspiration 1")
+    assert "in one ```cpp fenced block" in section(user, "## Answer format")
+    assert "```python" not in user
+
+
 def test_backticks_in_sources_and_artifacts_do_not_break_the_fences() -> None:
     source = SEED.replace("A = 1.0", 'A = 1.0\nDOC = """\n```\nnot the end\n```\n"""')
     parent = program(source, 1, artifacts={"stderr_tail": "````\n``` printed\n"})
