@@ -134,6 +134,24 @@ def test_a_size_the_model_insists_on_is_refused_before_anything_runs(tmp_path):
     assert "get_inputs_small(trial)" in message
 
 
+@pytest.mark.skipif(not NO_GPU, reason="on a GPU the task runs at its own shapes")
+def test_a_batch_counts_a_task_whose_reference_never_ran_as_not_run(tmp_path):
+    rigid = RELU.replace(
+        "return torch.relu(x)", "assert x.shape[1] == 393216\n        return torch.relu(x)"
+    )
+    task = _task(tmp_path, rigid, "rigid.py")
+    (problem,) = resolve(str(task), target="triton").problems
+
+    def settings(problem):
+        return {"problem": str(problem.spec_path.parent), "budget": 1, "workers": 1}
+
+    (result,) = asyncio.run(run_batch([problem], settings, tmp_path / "b.db"))
+    assert result.status == "failed" and not result.ran and not result.correct
+    assert "dim stays at 393216" in result.reason
+    metrics = suite_metrics([result])
+    assert metrics.not_run == 1 and metrics.tasks == 0
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not NO_GPU, reason="checks the CPU path; the GPU path has its own test")
 def test_three_level1_files_run_unmodified_as_a_batch_from_the_command_line(tmp_path):
