@@ -66,6 +66,7 @@ class Measure:
     total: int
     output: int = -1
     parameters: int = -1
+    shapes: tuple[tuple[int, ...], ...] = field(default=(), compare=False)
 
     def fits(self) -> bool:
         return (
@@ -134,8 +135,12 @@ class _Search:
         self.values = {size: size.full for size in sizes}
         self.stopped: dict[Size, str] = {}
         self.steps = 0
-        module = _execute(tree, path, {})
-        self.forward = _forward_error(module)  # "" when the model runs on the meta device
+        self.full = Measure(0, 0)
+        self.forward = ""  # why the model does not run on the meta device ("" when it does)
+        try:
+            self.full = _run_on_meta(_execute(tree, path, {}))
+        except _Refused as refused:
+            self.forward = str(refused)
 
     def run(self) -> Shrunk:
         measured = self._measure(self.values)
@@ -220,7 +225,9 @@ class _Search:
             except ShrinkError as exc:
                 raise _Refused(str(exc)) from None
             return Measure(largest, total)
-        return _run_on_meta(module)
+        measured = _run_on_meta(module)
+        _check_outputs(self.full.shapes, measured.shapes)
+        return measured
 
     def _why(self, measured: Measure) -> str:
         at = ", ".join(f"{s.label}={self.values[s]}" for s in self.sizes)
@@ -282,17 +289,28 @@ def _run_on_meta(module: types.ModuleType) -> Measure:
     except Exception as exc:
         raise _Refused(f"{type(exc).__name__}: {_first_line(exc)}") from None
     sizes = [_numel(x) for x in inputs]
-    produced = [_numel(x) for x in _flatten(outputs)]
-    return Measure(max([*sizes, 0]), sum(sizes), max([*produced, 0]), parameters)
+    produced = _flatten(outputs)
+    shapes = tuple(tuple(int(d) for d in getattr(x, "shape", ())) for x in produced)
+    largest_output = max([*(_numel(x) for x in produced), 0])
+    return Measure(max([*sizes, 0]), sum(sizes), largest_output, parameters, shapes)
 
 
-def _forward_error(module: types.ModuleType) -> str:
-    """Why the task's model cannot run on the meta device at its own sizes ("" if it can)."""
-    try:
-        _run_on_meta(module)
-    except _Refused as refused:
-        return str(refused)
-    return ""
+def _check_outputs(full: tuple[tuple[int, ...], ...], shrunk: tuple[tuple[int, ...], ...]) -> None:
+    """Refuse sizes that collapse an output dimension of two or more to fewer: a pooling or
+    strided convolution left with a single output position tests none of its indexing.
+
+    Raises:
+        _Refused: which output and dimension, from what to what.
+    """
+    for number, (before, after) in enumerate(zip(full, shrunk, strict=False)):
+        if len(before) != len(after):
+            continue
+        for axis, (a, b) in enumerate(zip(before, after, strict=True)):
+            if a >= 2 and b < 2:
+                raise _Refused(
+                    f"output {number} dimension {axis} would shrink from {a} to {b}, too "
+                    "small to test the operation"
+                )
 
 
 def _flatten(value: Any) -> list[Any]:
