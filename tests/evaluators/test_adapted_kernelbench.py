@@ -153,6 +153,7 @@ def test_a_batch_counts_a_task_whose_reference_never_ran_as_not_run(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1300)  # above the command's own 1200 s limit
 @pytest.mark.skipif(not NO_GPU, reason="checks the CPU path; the GPU path has its own test")
 def test_three_level1_files_run_unmodified_as_a_batch_from_the_command_line(tmp_path):
     """Acceptance: three KernelBench level-1 files, untouched, with --target triton on CPU."""
