@@ -311,3 +311,74 @@ def test_every_corpus_seed_is_judged_correct_by_the_triton_evaluator(tmp_path, m
         result = asyncio.run(judge(task))
         assert result.status is Status.OK, (task.name, result.artifacts)
         assert "shrunk for the Triton interpreter" in result.metrics["inputs"], task.name
+
+
+# --- a later runner of the same task reuses the sizes ---------------------------------------
+
+
+@needs_torch
+def test_a_record_of_the_sizes_is_applied_without_a_search(monkeypatch):
+    from evoforge.evaluators.kernels.kernelbench import _shrink as rule
+
+    task = CORPUS / "conv3d_pool3d.py"
+    first = _shrink(task)
+    record = first.record
+    assert record["sizes"] == {label: new for label, (_, new) in first.sizes.items()}
+
+    def no_search(self):
+        raise AssertionError("searched although the record applies")
+
+    monkeypatch.setattr(rule._Search, "run", no_search)
+    again = rule.shrink_task(task, _load(task), record)
+    assert again.sizes == first.sizes and again.note == first.note
+    assert again.stopped == first.stopped and again.record == record
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda r: {**r, "sha256": "0" * 64},  # another version of the task file
+        lambda r: {**r, "sizes": {**r["sizes"], "D": 16, "H": 64, "W": 64}},  # over budget
+        lambda r: {**r, "sizes": {"batch_size": 1}},  # not this task's sizes
+        lambda r: {**r, "sizes": {**r["sizes"], "D": True}},  # not a size
+        lambda r: {**r, "sizes": {**r["sizes"], "D": 10**9}},  # above the task's own
+    ],
+    ids=["hash", "budget", "labels", "bool", "larger"],
+)
+def test_a_record_that_does_not_fit_the_task_is_ignored(tamper):
+    task = CORPUS / "conv3d_pool3d.py"
+    first = _shrink(task)
+    from evoforge.evaluators.kernels.kernelbench._shrink import shrink_task
+
+    again = shrink_task(task, _load(task), tamper(first.record))
+    assert again.sizes == first.sizes  # searched afresh, same rule, same result
+
+
+@needs_torch
+@pytest.mark.skipif(not NO_GPU, reason="checks the CPU path; a GPU runs the full shapes")
+def test_the_evaluator_hands_the_runner_s_sizes_to_the_next_runner(tmp_path, monkeypatch):
+    from evoforge.evaluators import Status
+    from evoforge.evaluators.kernels.kernelbench._triton import TritonEvaluator
+    from evoforge.evolve import resolve
+    from evoforge.evolve._session import measurable_problem
+
+    monkeypatch.setenv("EVOFORGE_CACHE", str(tmp_path / "cache"))
+    (problem,) = resolve(str(CORPUS / "groupnorm_4d.py"), target="triton").problems
+    measurable, _ = measurable_problem(problem, TritonEvaluator)
+
+    async def twice():
+        async with TritonEvaluator(measurable, workers=1) as evaluator:
+            first = await evaluator.evaluate(problem.seed_source)
+            record = evaluator._shrunk
+            assert record is not None
+            # marked, so that the second runner's note shows it applied the record
+            evaluator._shrunk = {**record, "checked": "checked on the meta device (reused)"}
+            second = await evaluator.evaluate(problem.seed_source)
+            return first, record, second
+
+    first, record, second = asyncio.run(twice())
+    assert first.status is Status.OK and second.status is Status.OK, second.artifacts
+    assert record["sizes"]["features"] == 8
+    assert "(reused)" in second.metrics["inputs"] and "(reused)" not in first.metrics["inputs"]
+    assert second.metrics["shapes"][0] == first.metrics["shapes"][0]

@@ -26,16 +26,22 @@ its own reduced shapes; a task that does not is shrunk by this rule, the same fo
    elements to reduce wherever the budget allows.
 
 The shrunk task is the task's own source with only those constants replaced, executed as a
-module. A task that fits already runs at its own sizes. Every evaluation reports what ran in
-its metrics (``inputs``, ``shapes``); a task that cannot be shrunk says which sizes stopped
-where, and why.
+module. A task that fits already runs at its own sizes. The search costs a second or two in
+a fresh runner (the meta device's first operator loads its kernels), so the runner returns
+:attr:`Shrunk.record` and the evaluator hands it to the next runner of the same task, which
+applies it (checked against the task's hash, its sizes and the budget) instead of searching.
+Every evaluation reports what ran in its metrics (``inputs``, ``shapes``); a task that cannot
+be shrunk says which sizes stopped where, and why.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import hashlib
 import sys
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +101,18 @@ class Shrunk:
     largest: int = 0
     checked: str = "checked on the meta device"
     stopped: dict[str, str] = field(default_factory=dict)
+    sha256: str = ""
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """What a later runner of the same task needs to skip the search (JSON)."""
+        return {
+            "sha256": self.sha256,
+            "sizes": {label: new for label, (_, new) in self.sizes.items()},
+            "largest": self.largest,
+            "checked": self.checked,
+            "stopped": self.stopped,
+        }
 
     @property
     def note(self) -> str:
@@ -105,9 +123,17 @@ class Shrunk:
         )
 
 
-def shrink_task(path: str | Path, module: types.ModuleType) -> Shrunk | None:
+def shrink_task(
+    path: str | Path, module: types.ModuleType, known: Mapping[str, Any] | None = None
+) -> Shrunk | None:
     """``module`` (the task as loaded from ``path``) with shrunk sizes, or None when its inputs
     fit the budget as they are.
+
+    Args:
+        path: the task file.
+        module: the task as loaded from it.
+        known: a previous :attr:`Shrunk.record` of this task (from a trusted runner), applied
+            without a search when it still matches the file and fits the budget.
 
     Raises:
         ShrinkError: the shapes cannot be measured on the meta device, or are too large even
@@ -116,7 +142,9 @@ def shrink_task(path: str | Path, module: types.ModuleType) -> Shrunk | None:
     largest, total = measure(module)
     if largest <= MAX_ELEMENTS and total <= MAX_TOTAL:
         return None
-    tree = ast.parse(Path(path).read_text(), filename=str(path))
+    source = Path(path).read_text()
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    tree = ast.parse(source, filename=str(path))
     sizes = find_sizes(tree)
     if not sizes:
         raise ShrinkError(
@@ -124,7 +152,42 @@ def shrink_task(path: str | Path, module: types.ModuleType) -> Shrunk | None:
             f"(integers that shape an input, or >= {SIZE_MIN}) to shrink; add "
             "get_inputs_small(trial)"
         )
-    return _Search(tree, path, sizes).run()
+    if known and known.get("sha256") == digest:
+        reused = _reuse(tree, path, sizes, known)
+        if reused is not None:
+            return dataclasses.replace(reused, sha256=digest)
+    return dataclasses.replace(_Search(tree, path, sizes).run(), sha256=digest)
+
+
+def _reuse(
+    tree: ast.Module, path: str | Path, sizes: list[Size], known: Mapping[str, Any]
+) -> Shrunk | None:
+    """The task with ``known``'s sizes, or None when they do not name exactly this task's
+    sizes or do not fit the budget (then the caller searches)."""
+    values = known.get("sizes")
+    labels = [s.label for s in sizes]
+    if not isinstance(values, dict) or sorted(values) != sorted(labels):
+        return None
+    if len(set(labels)) != len(labels) or not all(
+        type(values[s.label]) is int and 1 <= values[s.label] <= s.full for s in sizes
+    ):
+        return None
+    chosen = {s: int(values[s.label]) for s in sizes}
+    try:
+        module = _execute(tree, path, chosen)
+        largest, total = measure(module)
+    except Exception:
+        return None
+    if largest > MAX_ELEMENTS or total > MAX_TOTAL:
+        return None
+    stopped = known.get("stopped")
+    return Shrunk(
+        module,
+        {s.label: (s.full, chosen[s]) for s in sizes},
+        largest,
+        str(known.get("checked", "checked on the meta device")),
+        dict(stopped) if isinstance(stopped, dict) else {},
+    )
 
 
 class _Search:
