@@ -129,8 +129,10 @@ def test_a_size_the_model_insists_on_is_refused_before_anything_runs(tmp_path):
         shrink_task(task, _load(task))
     message = str(refused.value)
     assert "dim stays at 393216: 196608 fails on the meta device (AssertionError" in message
-    assert "(batch_size=1, dim=393216)" in message  # every other size as low as it goes
-    assert "largest input 393216 elements (budget 16384)" in message
+    assert "(batch_size=2, dim=393216)" in message  # every other size as low as it goes
+    assert "largest input 786432 elements (budget 16384)" in message
+    assert "batch_size stays at 2: 1 fails" in message  # one row: a degenerate output
+    assert "output 0 dimension 0 would shrink from 4096 to 1" in message
     assert "get_inputs_small(trial)" in message
 
 
