@@ -7,8 +7,9 @@ its own reduced shapes; a task that does not is shrunk by this rule, the same fo
 
 1. **Sizes** are the task's module-level integers that shape an input or are large (see
    :mod:`evoforge.evaluators.kernels.kernelbench._sizes`: literals, expressions such as
-   ``2048 * 2``, tuples such as ``(32768,)``); kernel sizes, strides, padding, group counts and
-   axes are never changed, and derived constants are recomputed from the sizes they use.
+   ``2048 * 2``, tuples such as ``(32768,)``, large literals inside ``get_inputs``); kernel
+   sizes, strides, padding, group counts and axes are never changed, and derived constants
+   are recomputed from the sizes they use.
 2. While the inputs exceed the budget (the largest at most :data:`MAX_ELEMENTS` elements, all
    together at most :data:`MAX_TOTAL`; where the model can be run on the meta device, also the
    largest output at most :data:`MAX_OUTPUT` and the parameters at most :data:`MAX_PARAMETERS`),
@@ -19,9 +20,11 @@ its own reduced shapes; a task that does not is shrunk by this rule, the same fo
 3. Each step is **checked on PyTorch's meta device** (no memory, no arithmetic): the task's
    own ``Model`` is built from ``get_init_inputs()`` and run on ``get_inputs()``. A step the
    operation refuses (a spatial size below what the kernel, stride, padding and dilation need;
-   a channel count a group count no longer divides) is not taken: sizes of the same value
-   are halved together instead (two dimensions that must match), or else the size stays at
-   the smallest value the operation accepted and is not shrunk again. Sizes go no lower than
+   a channel count a group count no longer divides; an output dimension of two or more left
+   with one position, where a pooling's or strided kernel's indexing would go untested) is
+   not taken: sizes of the same value are halved together instead (two dimensions that must
+   match), or else the size stays at the smallest value the operation accepted and is not
+   shrunk again. Sizes go no lower than
    :data:`FLOORS` (2 first, 1 only if the budget needs it), so a reduction keeps at least two
    elements to reduce wherever the budget allows.
 
