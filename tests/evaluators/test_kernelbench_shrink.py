@@ -62,11 +62,13 @@ def test_every_written_form_of_a_size_is_found_and_the_rest_left_alone():
             out_channels = 64
             dim = N // 2
             bias_shape = (out_channels, 1, 1)
+            image = (batch_size, 3, 256)
             scale = 0.5
             flag = True
 
             def get_inputs():
-                return [torch.rand(batch_size, 3, D, H, W), torch.rand(height, width, 224)]
+                x = torch.rand(batch_size, 3, D, H, W)
+                return [x, torch.rand(height, width, 224), torch.rand(image)]
             """
         )
     )
@@ -80,10 +82,12 @@ def test_every_written_form_of_a_size_is_found_and_the_rest_left_alone():
         "W": (32, True),
         "input_shape[0]": (32768, False),
         "out_channels": (64, False),
+        "image literal #1": (256, True),  # inside a derived constant get_inputs uses
         "get_inputs literal #1": (224, True),  # the 3 channels stay as written
     }
     found = {s.label: s for s in find_sizes(tree)}
     values = {found["N"]: 64, found["H"]: 8, found["input_shape[0]"]: 4, found["height/width"]: 2}
+    values[found["image literal #1"]] = 16
     namespace: dict = {}
     exec(compile(rewrite(tree, values), "t", "exec"), namespace)
     assert (namespace["N"], namespace["dim"]) == (64, 32)  # derived: recomputed
@@ -91,6 +95,7 @@ def test_every_written_form_of_a_size_is_found_and_the_rest_left_alone():
     assert namespace["input_shape"] == (4,) and namespace["kernel_size"] == (3, 5)
     assert namespace["height"] == namespace["width"] == 2
     assert namespace["bias_shape"] == (64, 1, 1) and namespace["flag"] is True
+    assert namespace["image"] == (16, 3, 16)  # batch_size 16 from its own assignment
 
 
 # --- the corpus -----------------------------------------------------------------------------
@@ -201,6 +206,19 @@ def test_sizes_that_must_stay_equal_are_halved_together():
     shrunk = _shrink(CORPUS / "matched_sizes.py")
     assert shrunk.sizes["batch_size"][1] == shrunk.sizes["input_shape[0]"][1] < 32768
     assert not shrunk.stopped
+
+
+@needs_torch
+def test_parameters_the_rule_cannot_shrink_do_not_stop_a_task_whose_inputs_fit():
+    from evoforge.evaluators.kernels.kernelbench._shrink import MAX_ELEMENTS, measure
+
+    shrunk = _shrink(CORPUS / "fixed_width_mlp.py")
+    assert measure(shrunk.module)[0] <= MAX_ELEMENTS
+    assert shrunk.module.input_shape == (64, 224)  # the layer fixes the width: batch only
+    assert "224 X" not in shrunk.note and "input_shape literal #1" in shrunk.stopped
+    assert "over the budget as small as it goes" in shrunk.note
+    assert "parameters" in shrunk.note
+    _run(shrunk.module)
 
 
 # --- any convolution or pooling configuration -----------------------------------------------

@@ -12,7 +12,9 @@ its own reduced shapes; a task that does not is shrunk by this rule, the same fo
    are recomputed from the sizes they use.
 2. While the inputs exceed the budget (the largest at most :data:`MAX_ELEMENTS` elements, all
    together at most :data:`MAX_TOTAL`; where the model can be run on the meta device, also the
-   largest output at most :data:`MAX_OUTPUT` and the parameters at most :data:`MAX_PARAMETERS`),
+   largest output at most :data:`MAX_OUTPUT` and the parameters at most :data:`MAX_PARAMETERS`,
+   which the search aims for but a task need not reach: the inputs' budget is the one that
+   decides whether it runs),
    the largest size that can still shrink is halved (the first written on a tie). Halving the
    largest first keeps every dimension in play, so a 5-D input reaches the budget with each
    dimension near the fifth root of it, and keeps the sizes' factors of two (head and group
@@ -67,6 +69,10 @@ class _Refused(Exception):
     """The task's code refused the sizes on the meta device."""
 
 
+class _Useless(_Refused):
+    """The inputs fit and the step would not reduce the output or parameters over budget."""
+
+
 @dataclass(frozen=True)
 class Measure:
     """Element counts of one size assignment (outputs and parameters: -1 when unmeasured)."""
@@ -78,12 +84,13 @@ class Measure:
     shapes: tuple[tuple[int, ...], ...] = field(default=(), compare=False)
 
     def fits(self) -> bool:
-        return (
-            self.largest <= MAX_ELEMENTS
-            and self.total <= MAX_TOTAL
-            and self.output <= MAX_OUTPUT
-            and self.parameters <= MAX_PARAMETERS
-        )
+        """Within every budget: what the search aims for."""
+        return self.inputs_fit() and self.output <= MAX_OUTPUT and self.parameters <= MAX_PARAMETERS
+
+    def inputs_fit(self) -> bool:
+        """Within the inputs' budget: what a task must reach to run (a model whose own
+        parameters or outputs stay large, such as a VGG's fixed layer widths, still runs)."""
+        return self.largest <= MAX_ELEMENTS and self.total <= MAX_TOTAL
 
     def describe(self) -> str:
         parts = [f"largest input {self.largest} elements (budget {MAX_ELEMENTS})"]
@@ -215,15 +222,17 @@ class _Search:
                 size = self._next(floor)
                 if size is None:
                     break
-                measured = self._halve(size, floor) or measured
+                measured = self._halve(size, floor, measured) or measured
             if measured.fits():
                 break
-        if not measured.fits():
+        if not measured.inputs_fit():
             raise ShrinkError(self._why(measured))
         module = _execute(self.tree, self.path, self.values)
         checked = "checked on the meta device"
         if self.forward:
             checked = f"not checked on the meta device, where the model fails ({self.forward})"
+        elif not measured.fits():
+            checked += f"; over the budget as small as it goes: {measured.describe()}"
         return Shrunk(
             module,
             {s.label: (s.full, self.values[s]) for s in self.sizes},
@@ -241,22 +250,33 @@ class _Search:
             return None
         return max(movable, key=lambda s: (self.values[s], -self.sizes.index(s)))
 
-    def _halve(self, size: Size, floor: int) -> Measure | None:
+    def _halve(self, size: Size, floor: int, before: Measure) -> Measure | None:
         """Halve ``size`` (or shrink it as far towards half as the operation allows); the new
-        measure, or None when it cannot shrink at all (then it is stopped)."""
+        measure, or None when it cannot shrink at all (then it is stopped). Once the inputs
+        fit, a step must reduce the output or the parameters that are over their budget."""
+
+        def attempt(values: dict[Size, int]) -> Measure:
+            measured = self._measure(values)
+            if before.inputs_fit() and not _reduces(before, measured):
+                raise _Useless(f"the inputs fit; {before.describe()}")
+            return measured
+
         current = self.values[size]
         target = max(floor, current // 2)
         try:
-            measured = self._measure({**self.values, size: target})
+            measured = attempt({**self.values, size: target})
             self.values[size] = target
             return measured
         except _Refused as refused:
             reason = str(refused)
+            verdict = (
+                "would not help" if isinstance(refused, _Useless) else "fails on the meta device"
+            )
         tied = [s for s in self._movable(floor) if s != size and self.values[s] == current]
         if tied:  # sizes that must stay equal (one tensor's dimension matched to another's)
             together = {**self.values, **{s: target for s in [size, *tied]}}
             try:
-                measured = self._measure(together)
+                measured = attempt(together)
                 self.values = together
                 return measured
             except _Refused:
@@ -265,15 +285,14 @@ class _Search:
         while high - low > 1 and self.steps < _MAX_STEPS:
             middle = (low + high) // 2
             try:
-                best = self._measure({**self.values, size: middle}), middle
+                best = attempt({**self.values, size: middle}), middle
                 high = middle
             except _Refused:
                 low = middle
         if best is not None:
             self.values[size] = best[1]
         self.stopped[size] = (
-            f"{size.label} stays at {self.values[size]}: {target} fails on the meta device "
-            f"({reason})"
+            f"{size.label} stays at {self.values[size]}: {target} {verdict} ({reason})"
         )
         return best[0] if best is not None else None
 
@@ -359,6 +378,13 @@ def _run_on_meta(module: types.ModuleType) -> Measure:
     shapes = tuple(tuple(int(d) for d in getattr(x, "shape", ())) for x in produced)
     largest_output = max([*(_numel(x) for x in produced), 0])
     return Measure(max([*sizes, 0]), sum(sizes), largest_output, parameters, shapes)
+
+
+def _reduces(before: Measure, after: Measure) -> bool:
+    """Whether ``after`` is smaller in an output or parameter count over its budget."""
+    return (before.output > MAX_OUTPUT and after.output < before.output) or (
+        before.parameters > MAX_PARAMETERS and after.parameters < before.parameters
+    )
 
 
 def _check_outputs(full: tuple[tuple[int, ...], ...], shrunk: tuple[tuple[int, ...], ...]) -> None:

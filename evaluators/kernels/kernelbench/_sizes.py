@@ -9,12 +9,16 @@ KernelBench writes a task's sizes as module-level constants, in several forms::
     D, H, W = 16, 32, 32             # unpacked: three sizes
     input_shape = (32768,)           # a tuple (or list) of sizes
     dim = batch_size // 2            # derived from other names: recomputed, never replaced
-    return [torch.rand(batch_size, 3, 224, 224)]   # literals inside get_inputs itself
+    input_shape = (batch_size, 3, 224, 224)        # literals inside a derived constant
+    return [torch.rand(batch_size, 3, 224, 224)]   # ... or inside get_inputs itself
 
 A :class:`Size` is one integer of such a constant (one element of a tuple). It may be shrunk
 when it is at least 2 and either shapes an input (``get_inputs`` uses it, directly or through
 a derived constant or a helper function) or is at least :data:`SIZE_MIN` (a channel or
-feature count that only the constructor sees). Everything else (kernel sizes, strides,
+feature count that only the constructor sees). An integer literal written inside
+``get_inputs``, or inside a derived constant it uses, is a size from :data:`SIZE_MIN` up
+(below it, ``torch.randint(0, 2, ...)``'s bound or a channel count of 3 stays as written).
+Everything else (kernel sizes, strides,
 padding, group counts, a reduction axis, floats) is left as written. A derived constant keeps
 its expression, so ``bias_shape = (out_channels, 1, 1)`` follows ``out_channels``.
 """
@@ -39,6 +43,8 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
     ast.Div: operator.truediv,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
 }
 
 
@@ -86,21 +92,38 @@ def find_sizes(tree: ast.Module) -> list[Size]:
             shapes_input = bool(names & used)
             if number >= 2 and (shapes_input or number >= SIZE_MIN):
                 found.append(Size(label, index, element, number, shapes_input))
-    return found + _literals(tree)
+    return found + _literals(tree, used)
 
 
-def _literals(tree: ast.Module) -> list[Size]:
-    """The integer literals from :data:`SIZE_MIN` up written inside ``get_inputs``."""
+def _literals(tree: ast.Module, used: set[str]) -> list[Size]:
+    """The integer literals from :data:`SIZE_MIN` up written inside ``get_inputs``, or inside
+    a derived constant it uses (``input_shape = (batch_size, 3, 224, 224)``)."""
     found: list[Size] = []
     for index, node in enumerate(tree.body):
-        if not isinstance(node, ast.FunctionDef) or node.name != INPUT_FUNCTION:
-            continue
+        if isinstance(node, ast.FunctionDef) and node.name == INPUT_FUNCTION:
+            where = INPUT_FUNCTION
+        else:
+            targets, value = _assignment(node)
+            names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            if value is None or not set(names) & used or _is_constant(value):
+                continue  # a constant assignment's integers are sizes of their own
+            where = "/".join(names)
+        count = 0
         for element, constant in enumerate(_constants(node)):
             number = constant.value
             if isinstance(number, int) and not isinstance(number, bool) and number >= SIZE_MIN:
-                label = f"{INPUT_FUNCTION} literal #{len(found) + 1}"
+                count += 1
+                label = f"{where} literal #{count}"
                 found.append(Size(label, index, element, number, True, literal=True))
     return found
+
+
+def _is_constant(value: ast.expr) -> bool:
+    try:
+        _constant(value)
+    except _NotConstant:
+        return False
+    return True
 
 
 def _constants(node: ast.AST) -> list[ast.Constant]:
