@@ -1,12 +1,18 @@
 """Batches: several problems (a folder of KernelBench tasks, a suite) run one after the other
 into one archive, then summarised with KernelBench's metrics.
 
-KernelBench's metrics, over the tasks of a batch (each task judged by its run's best program):
+KernelBench's metrics, over the tasks of a batch that ran (each task judged by its run's best
+program):
 
 - ``fast_p``: the share of tasks whose best program is correct and more than ``p`` times as
   fast as the baseline (eager PyTorch, or ``torch.compile``), for p = 0 (correctness alone),
   1, 1.5 and 2;
 - the geometric-mean speedup over the tasks that have a correct, timed program.
+
+A task whose own reference never ran (its ``Model`` failed on this host, or its shapes could
+not be brought into the interpreter's budget) is **not run**: no program could be judged
+against it, so it is counted apart and left out of every share, where counting it as
+incorrect would blame the candidates for the task.
 
 Speedups exist only where the host times kernels (a GPU); elsewhere the summary says why and
 reports correctness alone. Nothing is averaged over a task that failed.
@@ -48,6 +54,8 @@ class TaskResult:
         time_ms, time_iqr_ms, time_cv: the best program's median time and its spread.
         evaluations: evaluations spent; passed: how many of them passed.
         best_is_seed: no program beat the seed.
+        ran: False when the task's own reference failed, so nothing was judged (see the
+            module docstring: not run).
     """
 
     problem: str
@@ -63,6 +71,7 @@ class TaskResult:
     evaluations: int = 0
     passed: int = 0
     best_is_seed: bool = False
+    ran: bool = True
 
 
 @dataclass(frozen=True)
@@ -70,10 +79,12 @@ class SuiteMetrics:
     """KernelBench's metrics over a batch (see the module docstring).
 
     Attributes:
-        tasks: tasks in the batch; correct: tasks with a correct best program.
-        fast_p: ``{baseline: {p: share}}`` for the baselines some task was timed against.
+        tasks: tasks in the batch that ran; correct: tasks with a correct best program.
+        fast_p: ``{baseline: {p: share of the tasks that ran}}`` for the baselines some task
+            was timed against.
         geomean: ``{baseline: geometric-mean speedup}`` over correct, timed tasks.
         untimed: why some correct tasks have no speedup ("" when all were timed).
+        not_run: tasks whose reference never ran (not in ``tasks``).
     """
 
     tasks: int
@@ -81,6 +92,7 @@ class SuiteMetrics:
     fast_p: dict[str, dict[float, float]]
     geomean: dict[str, float]
     untimed: str = ""
+    not_run: int = 0
 
     @property
     def fast_0(self) -> float:
@@ -121,7 +133,8 @@ async def run_batch(
             with Archive(db) as archive:
                 latest = archive.latest_run()
             run_id = latest.id if latest is not None and latest.problem == problem.name else None
-            result = TaskResult(problem.name, run_id, "failed", str(exc))
+            ran = run_id is None or _reference_ran(db, run_id)
+            result = TaskResult(problem.name, run_id, "failed", str(exc), ran=ran)
         except ConfigError:
             raise
         results.append(result)
@@ -169,8 +182,18 @@ def task_result(db: Path, problem: Problem, run_id: str) -> TaskResult:
     )
 
 
+def _reference_ran(db: Path, run_id: str) -> bool:
+    """Whether the seed of a failed run was judged against a reference that ran (the
+    evaluator marks a failure of the task's own code with a ``reference_error`` artifact)."""
+    with Archive(db) as archive:
+        seed = next(archive.programs(run_id), None)
+    return seed is None or not seed.artifacts.get("reference_error")
+
+
 def suite_metrics(results: Sequence[TaskResult]) -> SuiteMetrics:
     """KernelBench's metrics over ``results`` (see the module docstring)."""
+    not_run = sum(1 for r in results if not r.ran)
+    results = [r for r in results if r.ran]
     tasks = len(results)
     correct = [r for r in results if r.correct]
     fast_p: dict[str, dict[float, float]] = {}
@@ -187,4 +210,4 @@ def suite_metrics(results: Sequence[TaskResult]) -> SuiteMetrics:
         }
         geomean[baseline] = math.exp(sum(math.log(s) for s in timed) / len(timed))
     untimed = sorted({r.timing for r in correct if not r.speedups and r.timing})
-    return SuiteMetrics(tasks, len(correct), fast_p, geomean, "; ".join(untimed))
+    return SuiteMetrics(tasks, len(correct), fast_p, geomean, "; ".join(untimed), not_run)

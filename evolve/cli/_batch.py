@@ -40,6 +40,8 @@ def run_batch_command(
     def on_task(result) -> None:
         close_displays()
         verdict = "correct" if result.correct else "no correct program"
+        if not result.ran:
+            verdict = "not run (the task's reference failed)"
         echo(f"evoforge: {result.problem}: {result.status}, {verdict}", err=True)
 
     try:
@@ -70,7 +72,7 @@ def _table(results, db: Path) -> None:
         if r.time_ms is not None:
             timed = f"{r.time_ms:.4g} ({r.time_iqr_ms or 0:.2g})"
         echo(
-            f"{r.problem:{width}}  {r.status:8}  {'yes' if r.correct else 'no':7}  "
+            f"{r.problem:{width}}  {r.status:8}  {_correct(r):7}  "
             f"{f'{r.passed}/{r.evaluations}':>9}  {eager:>8}  {compiled:>10}  {timed:>16}  "
             f"{r.run_id or '—'}"
         )
@@ -80,9 +82,21 @@ def _table(results, db: Path) -> None:
     echo(f"Archive: {db.resolve()} (evoforge top RUN{db_flag} for a task's programs)")
 
 
+def _correct(result) -> str:
+    if not result.ran:
+        return "not run"
+    return "yes" if result.correct else "no"
+
+
 def _metrics(metrics) -> None:
+    over = f"{metrics.tasks} tasks"
+    if metrics.not_run:
+        over = (
+            f"the {metrics.tasks} tasks that ran ({metrics.not_run} not run: the task's own "
+            "reference failed, so no program was judged; see 'why' above)"
+        )
     echo(
-        f"KernelBench metrics over {metrics.tasks} tasks: correct {metrics.correct}/"
+        f"KernelBench metrics over {over}: correct {metrics.correct}/"
         f"{metrics.tasks} (fast_0 = {metrics.fast_0:.3f})"
     )
     for baseline, shares in metrics.fast_p.items():

@@ -45,15 +45,15 @@ def _load(path):
     return load_task(path)
 
 
-def test_full_kernelbench_shapes_are_shrunk_by_one_power_of_two(tmp_path):
+def test_full_kernelbench_shapes_are_shrunk_largest_first_into_the_budget(tmp_path):
     from evoforge.evaluators.kernels.kernelbench._shrink import MAX_ELEMENTS, measure, shrink_task
 
     relu = _task(tmp_path, RELU, "19_ReLU.py")
     shrunk = shrink_task(relu, _load(relu))  # a 6 GiB input, measured on the meta device
-    assert shrunk.factor == 512
-    assert shrunk.sizes == {"batch_size": (4096, 16), "dim": (393216, 768)}
-    assert measure(shrunk.module) == (16 * 768, 16 * 768) and 16 * 768 <= MAX_ELEMENTS
-    assert "batch_size 4096->16, dim 393216->768" in shrunk.note
+    assert shrunk.sizes == {"batch_size": (4096, 128), "dim": (393216, 96)}
+    assert measure(shrunk.module) == (128 * 96, 128 * 96) and 128 * 96 <= MAX_ELEMENTS
+    assert "batch_size 4096->128, dim 393216->96" in shrunk.note
+    assert "checked on the meta device" in shrunk.note
     summed = _task(tmp_path, SUM_REDUCTION, "47_Sum.py")
     shrunk = shrink_task(summed, _load(summed))
     assert shrunk.sizes == {"batch_size": (128, 16), "dim1": (4096, 32), "dim2": (4095, 31)}
@@ -100,8 +100,10 @@ def test_a_gpu_style_task_and_solution_run_unmodified_on_this_host(tmp_path):
 
 @pytest.mark.skipif(not NO_GPU, reason="on a GPU the task runs at its own shapes")
 def test_a_reference_that_fails_on_shrunk_shapes_is_blamed_on_the_task(tmp_path):
+    """A check the meta device cannot make (it holds no values) passes the shrink rule and
+    fails in the reference's real run."""
     rigid = RELU.replace(
-        "return torch.relu(x)", "assert x.shape[1] == 393216\n        return torch.relu(x)"
+        "return torch.relu(x)", "assert x.sum().item() > 1e5\n        return torch.relu(x)"
     )
     task = _task(tmp_path, rigid, "rigid.py")
     (problem,) = resolve(str(task), target="triton").problems
@@ -113,9 +115,47 @@ def test_a_reference_that_fails_on_shrunk_shapes_is_blamed_on_the_task(tmp_path)
     assert "(the seed was not at fault)" in message
     assert "shrunk for the Triton interpreter" in message and "get_inputs_small" in message
     assert "fix the seed" not in message
+    assert "not checked on the meta device" in message  # .item() has no value there
+
+
+def test_a_size_the_model_insists_on_is_refused_before_anything_runs(tmp_path):
+    from evoforge.evaluators.kernels.kernelbench._shrink import ShrinkError, shrink_task
+
+    rigid = RELU.replace(
+        "return torch.relu(x)", "assert x.shape[1] == 393216\n        return torch.relu(x)"
+    )
+    task = _task(tmp_path, rigid, "rigid.py")
+    with pytest.raises(ShrinkError) as refused:
+        shrink_task(task, _load(task))
+    message = str(refused.value)
+    assert "dim stays at 393216: 196608 fails on the meta device (AssertionError" in message
+    assert "(batch_size=2, dim=393216)" in message  # every other size as low as it goes
+    assert "largest input 786432 elements (budget 16384)" in message
+    assert "batch_size stays at 2: 1 fails" in message  # one row: a degenerate output
+    assert "output 0 dimension 0 would shrink from 4096 to 1" in message
+    assert "get_inputs_small(trial)" in message
+
+
+@pytest.mark.skipif(not NO_GPU, reason="on a GPU the task runs at its own shapes")
+def test_a_batch_counts_a_task_whose_reference_never_ran_as_not_run(tmp_path):
+    rigid = RELU.replace(
+        "return torch.relu(x)", "assert x.shape[1] == 393216\n        return torch.relu(x)"
+    )
+    task = _task(tmp_path, rigid, "rigid.py")
+    (problem,) = resolve(str(task), target="triton").problems
+
+    def settings(problem):
+        return {"problem": str(problem.spec_path.parent), "budget": 1, "workers": 1}
+
+    (result,) = asyncio.run(run_batch([problem], settings, tmp_path / "b.db"))
+    assert result.status == "failed" and not result.ran and not result.correct
+    assert "dim stays at 393216" in result.reason
+    metrics = suite_metrics([result])
+    assert metrics.not_run == 1 and metrics.tasks == 0
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1300)  # above the command's own 1200 s limit
 @pytest.mark.skipif(not NO_GPU, reason="checks the CPU path; the GPU path has its own test")
 def test_three_level1_files_run_unmodified_as_a_batch_from_the_command_line(tmp_path):
     """Acceptance: three KernelBench level-1 files, untouched, with --target triton on CPU."""

@@ -10,9 +10,9 @@ from evoforge.evolve import layered
 from evoforge.evolve._batch import TaskResult, suite_metrics
 
 
-def _task(name, correct=True, eager=None, compile_=None, timing=""):
+def _task(name, correct=True, eager=None, compile_=None, timing="", ran=True):
     speedups = {k: v for k, v in (("eager", eager), ("compile", compile_)) if v is not None}
-    return TaskResult(name, f"{name}-run", "finished", "", correct, speedups, timing)
+    return TaskResult(name, f"{name}-run", "finished", "", correct, speedups, timing, ran=ran)
 
 
 def test_fast_p_and_the_geometric_mean_follow_kernelbench():
@@ -36,6 +36,26 @@ def test_without_timing_only_correctness_is_reported_with_the_reason():
     assert metrics.fast_0 == 0.5
     assert metrics.fast_p == {} and metrics.geomean == {}
     assert metrics.untimed == why
+
+
+def test_a_task_whose_reference_never_ran_is_not_run_and_left_out_of_every_share(capsys):
+    from evoforge.evolve.cli._batch import _metrics
+
+    results = [
+        _task("a", eager=2.5),
+        _task("b", correct=False),
+        _task("c", correct=False, ran=False),  # its reference failed: nothing was judged
+    ]
+    metrics = suite_metrics(results)
+    assert metrics.tasks == 2 and metrics.not_run == 1 and metrics.correct == 1
+    assert metrics.fast_0 == 0.5  # 1 of the 2 that ran, not 1 of 3
+    assert metrics.fast_p["eager"] == {0.0: 0.5, 1.0: 0.5, 1.5: 0.5, 2.0: 0.5}
+    _metrics(metrics)
+    out = capsys.readouterr().out
+    assert "over the 2 tasks that ran (1 not run: the task's own reference failed" in out
+    assert "correct 1/2 (fast_0 = 0.500)" in out
+    nothing = suite_metrics([_task("c", correct=False, ran=False)])
+    assert nothing.tasks == 0 and nothing.not_run == 1 and nothing.fast_0 == 0.0
 
 
 def test_layers_merge_sections_and_a_named_model_replaces_the_ensemble():

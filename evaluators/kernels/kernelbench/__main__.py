@@ -69,6 +69,7 @@ def main() -> int:
 
     start = time.perf_counter()
     inputs_note = ""
+    shrunk_record = None
     try:
         task = load_task(request["task_path"])
         function, inputs_note = "get_inputs", "get_inputs() (the task's shapes)"
@@ -76,9 +77,10 @@ def main() -> int:
         if not cuda and hasattr(task, small):
             function, inputs_note = small, f"{small}(trial) (the task's shapes for CPUs)"
         elif not cuda:
-            shrunk = shrink_task(request["task_path"], task)
+            shrunk = shrink_task(request["task_path"], task, request.get("shrunk"))
             if shrunk is not None:
                 task, inputs_note = shrunk.module, f"get_inputs() {shrunk.note}"
+                shrunk_record = shrunk.record
         init_seed = secrets.randbits(62)  # hidden: drawn here, per evaluation
         torch.manual_seed(init_seed)
         with cuda_redirect("cpu"):  # CPU tensors: the runner never initialises CUDA
@@ -124,6 +126,8 @@ def main() -> int:
         metrics.update(shapes=_shapes(trials), inputs=inputs_note)
     answer.setdefault("timings", {})["runner_s"] = time.perf_counter() - start
     answer["sandbox"] = notes
+    if shrunk_record is not None:
+        answer["shrunk"] = shrunk_record  # the evaluator hands it to the next runner
     reply(answer)
     return 0
 

@@ -125,6 +125,7 @@ class KernelBenchEvaluator(Evaluator):
         self._slots = DeviceSlots(self._devices) if self._devices else None
         self._running = asyncio.Semaphore(workers)
         self._baselines: dict[str, dict[str, Any]] = {}  # trusted eager/compile, per device
+        self._shrunk: dict[str, Any] | None = None  # the runner's shrunk sizes for the task
 
     # --- what this host can do ---------------------------------------------------------------
 
@@ -217,6 +218,7 @@ class KernelBenchEvaluator(Evaluator):
                 "sanity_repeats": config["sanity_repeats"],
             },
             "baseline": self._baselines.get(device.key) if device else None,
+            "shrunk": None if cuda else self._shrunk,
             "timeout_s": timeout_s,
             "memory_mb": problem.memory_mb,
             "reference_timeout_s": config["reference_timeout_s"],
@@ -238,6 +240,8 @@ class KernelBenchEvaluator(Evaluator):
         )
         if device is not None and isinstance(reply.get("baseline"), dict):
             self._baselines[device.key] = reply["baseline"]
+        if isinstance(reply.get("shrunk"), dict):  # from the trusted runner, never a candidate
+            self._shrunk = reply["shrunk"]
         return self._result(reply, time.perf_counter() - start, device)
 
     def _result(
