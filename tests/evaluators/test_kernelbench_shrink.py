@@ -315,7 +315,7 @@ def test_every_corpus_seed_is_judged_correct_by_the_triton_evaluator(tmp_path, m
     from evoforge.evaluators import Status
     from evoforge.evaluators.kernels.kernelbench._triton import TritonEvaluator
     from evoforge.evolve import resolve
-    from evoforge.evolve._session import measurable_problem
+    from evoforge.evolve import measurable_problem
 
     monkeypatch.setenv("EVOFORGE_CACHE", str(tmp_path / "cache"))
 
@@ -379,7 +379,7 @@ def test_the_evaluator_hands_the_runner_s_sizes_to_the_next_runner(tmp_path, mon
     from evoforge.evaluators import Status
     from evoforge.evaluators.kernels.kernelbench._triton import TritonEvaluator
     from evoforge.evolve import resolve
-    from evoforge.evolve._session import measurable_problem
+    from evoforge.evolve import measurable_problem
 
     monkeypatch.setenv("EVOFORGE_CACHE", str(tmp_path / "cache"))
     (problem,) = resolve(str(CORPUS / "groupnorm_4d.py"), target="triton").problems
