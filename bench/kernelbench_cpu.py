@@ -33,8 +33,7 @@ from typing import TextIO
 
 from evoforge.evaluators import EvalResult, Status
 from evoforge.evaluators.kernels.kernelbench._triton import TritonEvaluator
-from evoforge.evolve import resolve
-from evoforge.evolve import measurable_problem
+from evoforge.evolve import measurable_problem, resolve
 
 NOT_RUN = "not run"
 

@@ -314,8 +314,7 @@ def test_any_valid_convolution_is_shrunk_to_a_valid_one_within_the_budget(
 def test_every_corpus_seed_is_judged_correct_by_the_triton_evaluator(tmp_path, monkeypatch):
     from evoforge.evaluators import Status
     from evoforge.evaluators.kernels.kernelbench._triton import TritonEvaluator
-    from evoforge.evolve import resolve
-    from evoforge.evolve import measurable_problem
+    from evoforge.evolve import measurable_problem, resolve
 
     monkeypatch.setenv("EVOFORGE_CACHE", str(tmp_path / "cache"))
 
@@ -378,8 +377,7 @@ def test_a_record_that_does_not_fit_the_task_is_ignored(tamper):
 def test_the_evaluator_hands_the_runner_s_sizes_to_the_next_runner(tmp_path, monkeypatch):
     from evoforge.evaluators import Status
     from evoforge.evaluators.kernels.kernelbench._triton import TritonEvaluator
-    from evoforge.evolve import resolve
-    from evoforge.evolve import measurable_problem
+    from evoforge.evolve import measurable_problem, resolve
 
     monkeypatch.setenv("EVOFORGE_CACHE", str(tmp_path / "cache"))
     (problem,) = resolve(str(CORPUS / "groupnorm_4d.py"), target="triton").problems
