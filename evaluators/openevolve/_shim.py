@@ -20,6 +20,7 @@ is never found in the first place.
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import sys
 import types
@@ -64,8 +65,11 @@ def install() -> bool:
         return False
     package = types.ModuleType("openevolve")
     package.__path__ = []  # a package, so submodule imports resolve through sys.modules
+    # specs, so importlib.util.find_spec("openevolve") in an evaluator answers, not raises
+    package.__spec__ = importlib.machinery.ModuleSpec("openevolve", None, is_package=True)
     package.__doc__ = "evoforge's stand-in for OpenEvolve (not installed here)"
     result = types.ModuleType("openevolve.evaluation_result")
+    result.__spec__ = importlib.machinery.ModuleSpec(result.__name__, None)
     result.EvaluationResult = EvaluationResult  # type: ignore[attr-defined]
     EvaluationResult.__module__ = result.__name__
     package.evaluation_result = result  # type: ignore[attr-defined]
