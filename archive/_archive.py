@@ -374,13 +374,26 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
             self._program_cache.popitem(last=False)
         return program
 
-    def find_program(self, id_or_prefix: str, run_id: str | None = None) -> Program:
+    def find_program(
+        self, id_or_prefix: str, run_id: str | None = None, *, latest: bool = False
+    ) -> Program:
         """The one program whose id starts with ``id_or_prefix`` (in ``run_id``, or any run).
+
+        Args:
+            id_or_prefix: a program id or a prefix of one.
+            run_id: look only in this run.
+            latest: when the matches are one program stored in several runs (the same
+                source has the same id: every run of a problem starts from the same seed),
+                the latest run's, instead of an error.
 
         Raises:
             ArchiveError: no program matches, or more than one does (the message lists them).
         """
-        return _mining.find_program(self, id_or_prefix, run_id)
+        return _mining.find_program(self, id_or_prefix, run_id, latest=latest)
+
+    def program_runs(self, program_id: str) -> list[str]:
+        """The runs that hold program ``program_id`` (a full id), latest first."""
+        return _mining.program_runs(self, program_id)
 
     def programs(
         self, run_id: str, *, status: Status | str | None = None, after_seq: int | None = None
