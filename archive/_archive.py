@@ -377,14 +377,8 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
     def find_program(
         self, id_or_prefix: str, run_id: str | None = None, *, latest: bool = False
     ) -> Program:
-        """The one program whose id starts with ``id_or_prefix`` (in ``run_id``, or any run).
-
-        Args:
-            id_or_prefix: a program id or a prefix of one.
-            run_id: look only in this run.
-            latest: when the matches are one program stored in several runs (the same
-                source has the same id: every run of a problem starts from the same seed),
-                the latest run's, instead of an error.
+        """The one program whose id starts with ``id_or_prefix`` (in ``run_id``, or any run);
+        with ``latest``, one program stored in several runs (a seed) is the latest run's.
 
         Raises:
             ArchiveError: no program matches, or more than one does (the message lists them).

@@ -92,7 +92,7 @@ class OpenEvolveEvaluator(Evaluator):
                     return await self._run(source, function, stage.evaluate, stage)
 
                 result = await openevolve_cascade(len(stages), self.thresholds, run_stage)
-            return self._classified(result, source)
+            return self._classified(result)
 
     async def _run(
         self, source: str, function: str, scoring: str, stage: Stage | None
@@ -120,7 +120,7 @@ class OpenEvolveEvaluator(Evaluator):
             problem, reply, time.perf_counter() - start, cpu_fingerprint(), classify=False
         )
 
-    def _classified(self, result: EvalResult, source: str) -> EvalResult:
+    def _classified(self, result: EvalResult) -> EvalResult:
         """An ok result with ``fitness`` added (the objective) and the descriptors its
         metrics give (:func:`descriptor_values`); the engine adds ``size`` and ``distance``
         when the problem declares them (OpenEvolve's ``complexity`` and ``diversity``)."""
@@ -130,8 +130,11 @@ class OpenEvolveEvaluator(Evaluator):
 
         metrics = dict(result.metrics)
         metrics[FITNESS] = fitness(metrics, self.exclude)
+        # the objective decides, as OpenEvolve ranks by its score alone: a "correct": False
+        # among the metrics is one more metric there, not a verdict
         objectives_only = dataclasses.replace(self.problem, descriptors=())
-        status, error, objectives, _ = classify_metrics(objectives_only, metrics)
+        scored = {k: v for k, v in metrics.items() if k != "correct"}
+        status, error, objectives, _ = classify_metrics(objectives_only, scored)
         descriptors = descriptor_values(self.features, metrics)
         artifacts = dict(result.artifacts)
         missing = [name for name in self.features if name not in descriptors]

@@ -180,16 +180,18 @@ def evaluate(path):
     if "QUALITY = 0.3" in source:
         return {"metrics": {"combined_score": 0.0, "accuracy": 0.0},
                 "artifacts": {"status": "VALIDATION_ERROR"}}
-    return {"combined_score": 0.7, "accuracy": 0.7, "artifacts": {"hint": "fine"}}
+    return {"combined_score": 0.7, "correct": False, "artifacts": {"hint": "fine"}}
 """
 
 
-def test_nested_metric_returns_are_scored(tmp_path):
+def test_nested_metric_returns_are_scored_and_correct_is_just_a_metric(tmp_path):
     folder = _folder(tmp_path, evaluator=NESTED, config=None)
     _, (bad, good) = _evaluate(folder, PROGRAM.format(quality=0.3), PROGRAM.format(quality=1))
     assert bad.status is Status.OK and bad.objectives == {"fitness": 0.0}
     assert bad.metrics == {"combined_score": 0.0, "accuracy": 0.0, "fitness": 0.0}
     assert bad.artifacts["status"] == "VALIDATION_ERROR"
+    # OpenEvolve ranks by the score alone: "correct": False does not refuse the program
+    assert good.status is Status.OK, good.artifacts
     assert good.objectives == {"fitness": 0.7} and good.artifacts["hint"] == "fine"
 
 
