@@ -68,22 +68,15 @@ print("@@" + json.dumps({"fitness": fitness}))
 """
 
 
-def folders(examples: Path) -> list[Path]:
-    """Example folders with ``initial_program.*`` and ``evaluator.py``, one level down too."""
+def folders(examples: Path, depth: int = 3) -> list[Path]:
+    """Folders with ``initial_program.*`` and ``evaluator.py``, up to ``depth`` levels down
+    (``alphaevolve_math_problems/heilbronn_convex/13``)."""
     found = []
-    for path in sorted(examples.iterdir()):
-        if not path.is_dir():
-            continue
+    for path in sorted(p for p in examples.iterdir() if p.is_dir()):
         if (path / "evaluator.py").is_file() and list(path.glob("initial_program.*")):
             found.append(path)
-        else:
-            found += [
-                sub
-                for sub in sorted(path.iterdir())
-                if sub.is_dir()
-                and (sub / "evaluator.py").is_file()
-                and list(sub.glob("initial_program.*"))
-            ]
+        elif depth > 1:
+            found += folders(path, depth - 1)
     return found
 
 
@@ -204,8 +197,23 @@ def main() -> int:
     table = "\n".join(lines)
     print("\n" + table)
     if args.markdown:
-        args.markdown.write_text(table + "\n")
+        args.markdown.write_text(
+            PREAMBLE.format(budget=args.budget, cores=os.cpu_count()) + table + "\n"
+        )
     return 0
+
+
+PREAMBLE = """# OpenEvolve's examples, as evoforge runs them
+
+Made by `python bench/openevolve_examples.py EXAMPLES --openevolve-python OE_VENV/bin/python
+--markdown bench/openevolve_examples.md` ({cores} cores, shared, no GPU). Seed scores are
+OpenEvolve's score (`combined_score`, else the mean of the numeric metrics): OpenEvolve
+0.4.0's own `Evaluator` on the seed, and evoforge's `fitness`. The run is `evoforge run FOLDER
+--budget {budget} --model offline/mutator`; *cells* counts the MAP-Elites cells its programs
+reached (over all islands). "stopped after stage 1" is a seed below the first cascade
+threshold, kept with its stage-1 score as in OpenEvolve.
+
+"""
 
 
 if __name__ == "__main__":
