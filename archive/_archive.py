@@ -376,13 +376,20 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
             self._program_cache.popitem(last=False)
         return program
 
-    def find_program(self, id_or_prefix: str, run_id: str | None = None) -> Program:
-        """The one program whose id starts with ``id_or_prefix`` (in ``run_id``, or any run).
+    def find_program(
+        self, id_or_prefix: str, run_id: str | None = None, *, latest: bool = False
+    ) -> Program:
+        """The one program whose id starts with ``id_or_prefix`` (in ``run_id``, or any run);
+        with ``latest``, one program stored in several runs (a seed) is the latest run's.
 
         Raises:
             ArchiveError: no program matches, or more than one does (the message lists them).
         """
-        return _queries.find_program(self, id_or_prefix, run_id)
+        return _queries.find_program(self, id_or_prefix, run_id, latest=latest)
+
+    def program_runs(self, program_id: str) -> list[str]:
+        """The runs that hold program ``program_id`` (a full id), latest first."""
+        return _queries.program_runs(self, program_id)
 
     def programs(
         self, run_id: str, *, status: Status | str | None = None, after_seq: int | None = None

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 _SHOWN = 10  # candidates listed in an ambiguity error
 
 
-def find_program(archive: Archive, id_or_prefix: str, run_id: str | None = None) -> Program:
+def find_program(
+    archive: Archive, id_or_prefix: str, run_id: str | None = None, *, latest: bool = False
+) -> Program:
     """See :meth:`Archive.find_program`."""
     prefix = id_or_prefix.strip().lower()
     if not prefix:
@@ -52,6 +54,11 @@ def find_program(archive: Archive, id_or_prefix: str, run_id: str | None = None)
             f"no program id starting with {prefix!r} in {scope} of {archive.path}; ids are "
             f"{ID_LENGTH} hex digits, shown by `evoforge status` and top()"
         )
+    if len(rows) > 1 and latest and len({pid for _, pid in rows}) == 1:
+        # one program in several runs (rows are capped: count the ids of every match)
+        sql = f"SELECT count(DISTINCT id) FROM programs WHERE {where}"
+        if archive.conn.execute(sql, params).fetchone()[0] == 1:
+            return archive.get_program(program_runs(archive, rows[0][1])[0], rows[0][1])
     if len(rows) > 1:
         listed = ", ".join(f"{rid}:{pid}" for rid, pid in rows[:_SHOWN])
         more = " and more" if len(rows) > _SHOWN else ""
@@ -61,6 +68,16 @@ def find_program(archive: Archive, id_or_prefix: str, run_id: str | None = None)
             f"{fix}"
         )
     return archive.get_program(*rows[0])
+
+
+def program_runs(archive: Archive, program_id: str) -> list[str]:
+    """See :meth:`Archive.program_runs`."""
+    rows = archive.conn.execute(
+        "SELECT p.run_id FROM programs AS p JOIN runs AS r ON r.id = p.run_id "
+        "WHERE p.id = ? ORDER BY r.created_at DESC, r.rowid DESC",
+        (program_id,),
+    )
+    return [row[0] for row in rows]
 
 
 def top(archive: Archive, run_id: str, k: int) -> list[Program]:

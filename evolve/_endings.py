@@ -3,7 +3,9 @@ model outage, and a streak of attempts that produced nothing evaluable."""
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -41,10 +43,19 @@ class Budgets:
         self._session_start = time.monotonic()
         return self._session_start
 
+    def count_seed(self, timings: Mapping[str, float]) -> None:
+        """Add the seed's evaluation (its wall time: ``caller_s``, else ``eval_s``) to the
+        run's active time, once, when the seed is recorded: a run whose seed took minutes
+        has been running for minutes, whatever the search did since."""
+        seconds = timings.get("caller_s", timings.get("eval_s", 0.0))
+        if isinstance(seconds, int | float) and math.isfinite(seconds) and seconds > 0:
+            self._elapsed_base += float(seconds)
+
     def elapsed(self) -> float:
-        """Active wall time of the run: earlier sessions', plus this one's since it could
-        propose (start-up, which is mostly importing litellm in the proposal workers, and the
-        seed's evaluation are not counted: they say nothing about the search)."""
+        """Active wall time of the run: earlier sessions', the seed's evaluation
+        (:meth:`count_seed`), plus this session's since it could propose (start-up, which is
+        mostly importing litellm in the proposal workers, is not counted: it says nothing
+        about the run). The wall-time budget is checked against this."""
         if self._session_start is None:
             return self._elapsed_base
         return self._elapsed_base + time.monotonic() - self._session_start

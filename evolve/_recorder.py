@@ -230,6 +230,8 @@ class Recorder:
             island_best = snap.island_best.get(program.island)
             if island_best is None or program.score > island_best:
                 snap.island_best[program.island] = program.score
+        if program.seq == 0 and program.parent_id is None:  # the seed: its time counts
+            self.budgets.count_seed(program.timings)
         self._advance(program.seq)
         snap.evaluations += int(evaluated)
         snap.session_evaluations += int(evaluated)

@@ -20,6 +20,7 @@ from evoforge.evolve.models import ModelError
 from evoforge.evolve.prompts import PromptEvolution, templates_of
 from evoforge.evolve.proposals import Question
 from evoforge.islands import (
+    BUILTIN_DESCRIPTORS,
     BuiltinDescriptors,
     Fingerprint,
     NoveltyFilter,
@@ -62,6 +63,11 @@ class SearchState:
         self.builtin: BuiltinDescriptors | None = None
         if search.descriptors == "builtin" and not problem.descriptors:
             problem = with_builtin_descriptors(problem)
+        declared = {d.name for d in problem.descriptors}
+        self._builtin_names = declared & {d.name for d in BUILTIN_DESCRIPTORS}
+        if self._builtin_names:
+            # the built-in ones, or ones the problem declares by their names (an OpenEvolve
+            # folder's complexity and diversity): computed here when evaluate() left them out
             self.builtin = BuiltinDescriptors(
                 archive, run.id, problem.seed_source, problem.language
             )
@@ -125,8 +131,12 @@ class SearchState:
     def describe(self, result: EvalResult, source: str, island: int) -> None:
         """Add the built-in descriptors to an ok result, measured against ``island`` as it is
         now (before the program is offered to it)."""
-        if self.builtin is not None and result.status == Status.OK:
-            result.descriptors.update(self.builtin.values(source, island))
+        if self.builtin is None or result.status != Status.OK:
+            return
+        missing = self._builtin_names - set(result.descriptors)
+        if missing:
+            values = self.builtin.values(source, island)
+            result.descriptors.update({name: values[name] for name in missing})
 
     # --- after the commit ---------------------------------------------------------------
 

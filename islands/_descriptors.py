@@ -27,8 +27,12 @@ another cell of another island or later; what is stored (the program's ``descrip
 what decided its cell.
 
 To use your own, declare descriptors in the problem (``descriptors = {"name": (low, high,
-bins)}``) and return them from ``evaluate``: the built-in ones then do not apply. Run
-setting ``[search] descriptors = "none"`` turns them off (one cell per island).
+bins)}``) and return them from ``evaluate``: the built-in ones then do not apply. A declared
+descriptor named ``"size"`` or ``"distance"`` that an ok result lacks is computed by the
+engine, on the declared range and bins: the ``openevolve`` evaluator leaves them out so (an
+OpenEvolve folder's ``complexity`` and ``diversity``); other evaluators require every
+declared descriptor in the metrics. Run setting ``[search] descriptors = "none"`` turns off
+the undeclared ones (one cell per island).
 """
 
 from __future__ import annotations

@@ -24,6 +24,13 @@ from typing import Any
 
 from evoforge.evaluators.sandbox import Limits, prepare, read_request, reply, run_sandboxed
 
+# `python -m` put the engine's working directory first on sys.path. An OpenEvolve evaluator
+# imports from its own folder (put there by job()), never from wherever the engine was started:
+# a folder named `openevolve` (an OpenEvolve checkout) or `numpy` there would shadow the real
+# modules and the stand-in.
+_ENGINE_CWD = os.getcwd()
+sys.path[:] = [p for p in sys.path if p not in ("", _ENGINE_CWD)]
+
 _SKIP_DIRS = frozenset(
     {".git", "__pycache__", ".venv", "venv", "node_modules", "openevolve_output", ".mypy_cache"}
 )
@@ -170,12 +177,16 @@ def job(request: dict[str, Any], files: dict[str, bytes]) -> tuple[dict[str, Any
 
 
 def _unpack(result: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Metrics and artifacts of a dict, a nested dict (:func:`unnest`) or an
+    ``EvaluationResult`` (anything with a dict ``metrics``)."""
+    from evoforge.evaluators.openevolve._scores import unnest
+
     if isinstance(result, dict):
-        return result, None
+        return unnest(result, None)
     metrics = getattr(result, "metrics", None)
     if isinstance(metrics, dict):
         artifacts = getattr(result, "artifacts", None)
-        return metrics, artifacts if isinstance(artifacts, dict) else None
+        return unnest(metrics, artifacts if isinstance(artifacts, dict) else None)
     return None, None
 
 

@@ -23,15 +23,19 @@ OpenEvolve's own trust model, with containment around it; a problem that needs r
 kept from candidates is written as an evoforge problem (its ``evaluate()`` runs in a separate
 trusted process).
 
-Metrics: the evaluator's own, plus ``fitness``, OpenEvolve's ranking score (``combined_score``
-when returned, else the mean of the numeric, non-boolean metrics, ``fitness_exclude`` left out),
-computed here in the engine from the metrics merged over the stages run so far; the cascade's
-thresholds are checked on it (:func:`~evoforge.evaluators.run_cascade`).
+Metrics: the evaluator's own (merged over the cascade's stages as OpenEvolve merges them:
+:mod:`~evoforge.evaluators.openevolve._cascade`), plus ``fitness``, OpenEvolve's ranking score
+and the primary objective (:func:`~evoforge.evaluators.openevolve._scores.fitness`: the
+``combined_score`` when returned, else the mean of the numeric metrics, ``fitness_exclude``,
+OpenEvolve's feature dimensions, left out). Options ``cascade_thresholds`` (OpenEvolve's) and
+``feature_metrics`` (descriptor -> the metric it is read from, for the ``feature_dimensions``
+that are metrics) complete the mapping.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import sys
 import time
@@ -41,8 +45,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoforge.archive import EvalResult, Status
 from evoforge.evaluators._base import Availability, Evaluator
-from evoforge.evaluators._cascade import run_cascade
 from evoforge.evaluators.devices import cpu_fingerprint
+from evoforge.evaluators.openevolve._cascade import openevolve_cascade
+from evoforge.evaluators.openevolve._scores import FITNESS, fitness
 from evoforge.evaluators.sandbox import SandboxOptions, call_runner, reply_result, server_env
 from evoforge.problems import ProblemSpecError
 
@@ -51,7 +56,6 @@ if TYPE_CHECKING:
 
 RUNNER = "evoforge.evaluators.openevolve"
 RUNNER_MARGIN_S = 60.0  # interpreter start, copying the folder, importing the evaluator
-FITNESS = "fitness"
 
 
 class OpenEvolveEvaluator(Evaluator):
@@ -63,6 +67,8 @@ class OpenEvolveEvaluator(Evaluator):
     def __init__(self, problem: Problem, *, workers: int = 1) -> None:
         super().__init__(problem, workers=workers)
         self.folder, self.evaluator_file, self.suffix, self.exclude = read_options(problem)
+        self.thresholds = read_thresholds(problem)
+        self.features = read_features(problem)
         self._sandbox = SandboxOptions.of(problem)
         self._running = asyncio.Semaphore(workers)
 
@@ -75,27 +81,21 @@ class OpenEvolveEvaluator(Evaluator):
     async def evaluate(self, source: str) -> EvalResult:
         """Run the OpenEvolve evaluator on ``source``; never raises for a bad candidate."""
         async with self._running:
-            if not self.problem.stages:
-                result = await self._run(source, "evaluate", "evaluate", None, {})
-                return self._classified(result)
-            merged: dict[str, Any] = {}
+            stages = self.problem.stages
+            if not stages:
+                result = await self._run(source, "evaluate", "evaluate", None)
+            else:
 
-            async def run_stage(stage: Stage) -> EvalResult:
-                function = str(stage.kwargs.get("function", "evaluate"))
-                result = await self._run(source, function, stage.evaluate, stage, merged)
-                if result.status is Status.OK:
-                    merged.update(result.metrics)
-                return result
+                async def run_stage(number: int) -> EvalResult:
+                    stage = stages[number - 1]
+                    function = str(stage.kwargs.get("function", f"evaluate_stage{number}"))
+                    return await self._run(source, function, stage.evaluate, stage)
 
-            return await run_cascade(self.problem.stages, run_stage, problem=self.problem)
+                result = await openevolve_cascade(len(stages), self.thresholds, run_stage)
+            return self._classified(result)
 
     async def _run(
-        self,
-        source: str,
-        function: str,
-        scoring: str,
-        stage: Stage | None,
-        earlier: Mapping[str, Any],
+        self, source: str, function: str, scoring: str, stage: Stage | None
     ) -> EvalResult:
         problem = self.problem
         timeout_s = stage.timeout_s if stage is not None else problem.timeout_s
@@ -116,53 +116,57 @@ class OpenEvolveEvaluator(Evaluator):
         reply = await call_runner(
             RUNNER, request, deadline_s=timeout_s + RUNNER_MARGIN_S, env=server_env()
         )
-        if reply.get("status") == "ok":
-            metrics = {**earlier, **(reply.get("metrics") or {})}
-            metrics[FITNESS] = fitness(metrics, self.exclude)
-            reply = {**reply, "metrics": metrics}
-        result = reply_result(
+        return reply_result(
             problem, reply, time.perf_counter() - start, cpu_fingerprint(), classify=False
         )
-        return result
 
     def _classified(self, result: EvalResult) -> EvalResult:
-        """A whole evaluation's result with its objectives and descriptors checked."""
+        """An ok result with ``fitness`` added (the objective) and the descriptors its
+        metrics give (:func:`descriptor_values`); the engine adds ``size`` and ``distance``
+        when the problem declares them (OpenEvolve's ``complexity`` and ``diversity``)."""
         if result.status is not Status.OK:
             return result
         from evoforge.evaluators._scoring import classify_metrics
 
-        status, error, objectives, descriptors = classify_metrics(self.problem, result.metrics)
+        metrics = dict(result.metrics)
+        metrics[FITNESS] = fitness(metrics, self.exclude)
+        # the objective decides, as OpenEvolve ranks by its score alone: a "correct": False
+        # among the metrics is one more metric there, not a verdict
+        objectives_only = dataclasses.replace(self.problem, descriptors=())
+        scored = {k: v for k, v in metrics.items() if k != "correct"}
+        status, error, objectives, _ = classify_metrics(objectives_only, scored)
+        descriptors = descriptor_values(self.features, metrics)
         artifacts = dict(result.artifacts)
+        missing = [name for name in self.features if name not in descriptors]
+        if missing:
+            artifacts["feature_dimensions"] = (
+                f"no finite metric for feature dimension(s) {', '.join(missing)} (it returned "
+                f"{', '.join(sorted(metrics))}): as in OpenEvolve, the program gets no "
+                "MAP-Elites cell"
+            )
         if error:
             artifacts["error"] = error
         return EvalResult(
             status,
-            result.metrics,
+            metrics,
             objectives,
-            descriptors,
+            descriptors if status is Status.OK else {},
             artifacts,
             result.timings,
             result.device,
         )
 
 
-def fitness(metrics: Mapping[str, Any], exclude: tuple[str, ...] = ()) -> float:
-    """OpenEvolve's ranking score: ``combined_score`` when it is a number, else the mean of the
-    numeric metrics (booleans, NaN, ``fitness`` itself and ``exclude`` left out; 0 if none)."""
-    combined = metrics.get("combined_score")
-    if isinstance(combined, int | float) and not isinstance(combined, bool):
-        if math.isfinite(combined):
-            return float(combined)
-    values = [
-        float(v)
-        for k, v in metrics.items()
-        if k not in exclude
-        and k != FITNESS
-        and isinstance(v, int | float)
-        and not isinstance(v, bool)
-        and math.isfinite(v)
-    ]
-    return sum(values) / len(values) if values else 0.0
+def descriptor_values(features: Mapping[str, str], metrics: Mapping[str, Any]) -> dict[str, float]:
+    """The descriptors read from metrics: ``{descriptor: metrics[metric]}`` for each
+    ``features`` entry whose metric is a finite number (booleans are not)."""
+    values = {}
+    for descriptor, metric in features.items():
+        value = metrics.get(metric)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            if math.isfinite(value):
+                values[descriptor] = float(value)
+    return values
 
 
 def read_options(problem: Problem) -> tuple[Path, str, str, tuple[str, ...]]:
@@ -201,3 +205,57 @@ def read_options(problem: Problem) -> tuple[Path, str, str, tuple[str, ...]]:
             where, "options['fitness_exclude']", f"found {exclude!r}; use a list of names"
         )
     return path, evaluator_file, suffix, tuple(exclude)
+
+
+def read_thresholds(problem: Problem) -> tuple[float, ...]:
+    """``options['cascade_thresholds']``; for a problem written before that option, the
+    stages' thresholds on ``fitness``.
+
+    Raises:
+        ProblemSpecError: the option is not a list of numbers.
+    """
+    thresholds = problem.options.get("cascade_thresholds")
+    if thresholds is None:
+        return tuple(
+            s.threshold.min
+            for s in problem.stages
+            if s.threshold is not None and s.threshold.min is not None
+        )
+    ok = isinstance(thresholds, list | tuple) and all(
+        isinstance(t, int | float) and not isinstance(t, bool) for t in thresholds
+    )
+    if not ok:
+        raise ProblemSpecError(
+            problem.spec_path,
+            "options['cascade_thresholds']",
+            f"found {thresholds!r}; use a list of numbers, e.g. [0.5, 0.75]",
+        )
+    return tuple(float(t) for t in thresholds)
+
+
+def read_features(problem: Problem) -> dict[str, str]:
+    """``options['feature_metrics']``: descriptor name -> the metric it is read from.
+
+    Raises:
+        ProblemSpecError: not a dict of names, or a descriptor it names is not declared.
+    """
+    features = problem.options.get("feature_metrics", {})
+    ok = isinstance(features, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in features.items()
+    )
+    if not ok:
+        raise ProblemSpecError(
+            problem.spec_path,
+            "options['feature_metrics']",
+            f"found {features!r}; use {{descriptor: metric}}, e.g. {{'spread': 'spread'}}",
+        )
+    declared = {d.name for d in problem.descriptors}
+    for name in features:
+        if name not in declared:
+            raise ProblemSpecError(
+                problem.spec_path,
+                "options['feature_metrics']",
+                f"names descriptor {name!r}, which the problem does not declare "
+                f"({', '.join(sorted(declared)) or 'none'}); declare it in `descriptors`",
+            )
+    return dict(features)

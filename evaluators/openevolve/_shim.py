@@ -6,11 +6,21 @@ OpenEvolve evaluators return a dict of metrics or an
 cannot be imported, :func:`install` puts modules named ``openevolve`` and
 ``openevolve.evaluation_result`` in ``sys.modules`` holding :class:`EvaluationResult`, a
 dataclass with the same fields and methods, so ``from openevolve.evaluation_result import
-EvaluationResult`` works unmodified. Where OpenEvolve is installed, its own class is used.
+EvaluationResult`` works unmodified. Where OpenEvolve is installed (and imports), its own class
+is used.
+
+"Cannot be imported" is decided by importing it, not by finding it: a folder named
+``openevolve`` that is not an importable OpenEvolve (a source checkout without its
+dependencies, the usual place users run examples from) must not hide the stand-in, or every
+evaluation fails with ``ModuleNotFoundError``. The runner also drops the engine's working
+directory from ``sys.path`` (:mod:`evoforge.evaluators.openevolve.__main__`), so such a folder
+is never found in the first place.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.machinery
 import importlib.util
 import sys
 import types
@@ -49,14 +59,17 @@ class EvaluationResult:
 
 
 def install() -> bool:
-    """Provide ``openevolve.evaluation_result.EvaluationResult`` if OpenEvolve is missing;
-    returns whether the stand-in was installed."""
-    if "openevolve" in sys.modules or importlib.util.find_spec("openevolve") is not None:
+    """Provide ``openevolve.evaluation_result.EvaluationResult`` unless OpenEvolve's own
+    imports; returns whether the stand-in was installed."""
+    if _real_openevolve():
         return False
     package = types.ModuleType("openevolve")
     package.__path__ = []  # a package, so submodule imports resolve through sys.modules
+    # specs, so importlib.util.find_spec("openevolve") in an evaluator answers, not raises
+    package.__spec__ = importlib.machinery.ModuleSpec("openevolve", None, is_package=True)
     package.__doc__ = "evoforge's stand-in for OpenEvolve (not installed here)"
     result = types.ModuleType("openevolve.evaluation_result")
+    result.__spec__ = importlib.machinery.ModuleSpec(result.__name__, None)
     result.EvaluationResult = EvaluationResult  # type: ignore[attr-defined]
     EvaluationResult.__module__ = result.__name__
     package.evaluation_result = result  # type: ignore[attr-defined]
@@ -64,3 +77,22 @@ def install() -> bool:
     sys.modules["openevolve"] = package
     sys.modules["openevolve.evaluation_result"] = result
     return True
+
+
+def _real_openevolve() -> bool:
+    """Whether ``openevolve.evaluation_result`` imports as a module with ``EvaluationResult``.
+
+    A failed attempt leaves nothing behind in ``sys.modules``, so the stand-in replaces it
+    cleanly (a half-imported package would otherwise answer later imports).
+    """
+    try:
+        if importlib.util.find_spec("openevolve") is None:
+            return False
+        module = importlib.import_module("openevolve.evaluation_result")
+        if hasattr(module, "EvaluationResult"):
+            return True
+    except Exception:  # any failure to import means: not usable here
+        pass
+    for name in [n for n in sys.modules if n == "openevolve" or n.startswith("openevolve.")]:
+        del sys.modules[name]
+    return False

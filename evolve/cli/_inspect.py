@@ -162,18 +162,29 @@ def top(run_id, count, pareto, db, as_json):
 @db_option
 @json_option
 def show(program_id, run_id, as_diff, db, as_json):
-    """Show one program (an id or unique prefix): metrics, status, artifacts, source.
+    """Show one program (an id or unique prefix, or RUN:ID): metrics, status, artifacts,
+    source. A program stored in several runs (a seed, in every run of its problem) is shown
+    from the latest of them; RUN:ID or --run chooses another. Run ids may be prefixes.
 
     \b
     Example:
         evoforge show 3fa2 --diff
+        evoforge show circle_packing-20261122:090a4afd
     """
-    from evoforge.evolve.mining import run_view
-
-    with open_archive(db) as archive:
-        program = archive.find_program(program_id, run_id=run_id)
-        diff = archive.diff(program.run_id, program.id) if as_diff else None
-        view = run_view(archive, archive.run(program.run_id))
+    try:
+        program, diff, view, others = _find_shown(program_id, run_id, as_diff, db)
+    except click.ClickException as exc:
+        if not as_json:
+            raise
+        emit_json({"error": exc.format_message()})
+        raise SystemExit(1) from None
+    if others and not as_json:
+        echo(
+            f"program {program.id} is in {len(others) + 1} runs; showing the latest, "
+            f"{program.run_id} (others: {', '.join(others[:5])}"
+            f"{' ...' if len(others) > 5 else ''}; choose with RUN:ID or --run)",
+            err=True,
+        )
     if as_json:
         data = _program_dict(program, with_source=True)
         if diff is not None:
@@ -201,6 +212,36 @@ def show(program_id, run_id, as_diff, db, as_json):
     else:
         echo("--- the model's answer (it could not be applied) ---")
         echo(program.edit or "")
+
+
+def _find_shown(program_id: str, run_id: str | None, as_diff: bool, db):
+    """``(program, diff, view, other runs holding it)`` for :func:`show`.
+
+    Raises:
+        click.ClickException: the archive, run or program is not found, or the id is
+            ambiguous; the message says how to fix it.
+    """
+    from evoforge.archive import ArchiveError
+    from evoforge.evolve.mining import run_view
+
+    if ":" in program_id:
+        ref, program_id = program_id.rsplit(":", 1)
+        if run_id is not None and ref != run_id:
+            raise click.ClickException(
+                f"--run {run_id} and {ref}:{program_id} name two runs; give one of them"
+            )
+        run_id = ref
+    try:
+        with open_archive(db) as archive:
+            if run_id is not None:
+                run_id = run_or_latest(archive, run_id).id
+            program = archive.find_program(program_id, run_id=run_id, latest=True)
+            others = [] if run_id else archive.program_runs(program.id)[1:]
+            diff = archive.diff(program.run_id, program.id) if as_diff else None
+            view = run_view(archive, archive.run(program.run_id))
+    except ArchiveError as exc:
+        raise click.ClickException(str(exc)) from exc
+    return program, diff, view, others
 
 
 def _program_dict(program, *, with_source: bool) -> dict:

@@ -269,13 +269,15 @@ def pareto(run_id, objectives, db, as_json):
 
 @click.command()
 @click.argument("run_id", required=False)
-@click.option("--status", help="Only this status (e.g. runtime_error).")
+@click.option("--status", help="Only this status (e.g. runtime_error); leaves out model errors.")
 @click.option("-n", "count", default=20, show_default=True, help="How many groups.")
 @db_option
 @json_option
 def failures(run_id, status, count, db, as_json):
     """The failed attempts of RUN_ID (default: the latest run), grouped by status and by their
-    message with numbers masked; largest group first, with the latest example of each.
+    message with numbers masked; largest group first, with the latest example of each. Model
+    calls that failed (no key, unknown model, provider errors) come first, grouped by kind,
+    model and message, with the fix where one is known.
 
     \b
     Example:
@@ -283,6 +285,7 @@ def failures(run_id, status, count, db, as_json):
         evoforge failures --status runtime_error -n 5
     """
     from evoforge.archive import Status
+    from evoforge.evolve.models import model_failures
 
     if status is not None:
         try:
@@ -297,19 +300,37 @@ def failures(run_id, status, count, db, as_json):
         run = run_or_latest(archive, run_id)
         groups = archive.failure_groups(run.id, status=status)
         total = archive.count_programs(run.id)
+        calls = archive.llm_calls(run.id) if status is None else []
     failed = sum(g.count for g in groups)
+    model = model_failures(calls)
     if as_json:
         emit_json(
             {
                 "run_id": run.id,
+                "run_status": str(run.status),
+                "stop_reason": run.stop_reason,
                 "attempts": total,
                 "failed": failed,
+                "model_calls_failed": sum(m.count for m in model),
+                "model_errors": [m.to_dict() for m in model],
                 "groups": [g.to_dict() for g in groups[:count]],
                 "more_groups": max(0, len(groups) - count),
             }
         )
         return
     echo(f"{run.id}: {failed} of {total} attempts failed, in {len(groups)} groups")
+    if model:
+        echo(
+            f"{sum(m.count for m in model)} model calls failed (no program came of them), "
+            f"in {len(model)} groups:"
+        )
+        for m in model[:count]:
+            message = m.message.removeprefix(f"{m.model}: ")
+            echo(f"{m.count:>7}  {m.kind:14}  {m.model}: {message[:300]}")
+            if m.hint:
+                echo(f"         {m.hint}")
+    if run.status == "failed" and run.stop_reason:
+        echo(f"The run failed: {run.stop_reason}")
     for g in groups[:count]:
         echo(
             f"{g.count:>7}  {g.status:14}  {g.signature}\n"

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         ModelSpecError,
         ModelStats,
     )
+    from evoforge.evolve.models._failures import ModelFailure, model_failures
     from evoforge.evolve.models._policy import POLICIES, Policy
     from evoforge.evolve.models._redact import RedactingFilter, install_log_redaction
     from evoforge.evolve.models._retry import (
@@ -65,6 +66,8 @@ _EXPORTS = {
     "load_litellm": "evoforge.evolve.models._client",
     "prepare": "evoforge.evolve.models._client",
     "register_custom_provider": "evoforge.evolve.models._client",
+    "ModelFailure": "evoforge.evolve.models._failures",
+    "model_failures": "evoforge.evolve.models._failures",
     "POLICIES": "evoforge.evolve.models._policy",
     "ModelOutage": "evoforge.evolve.models._ensemble",
     "ModelPool": "evoforge.evolve.models._ensemble",
@@ -117,6 +120,8 @@ __all__ = [
     "call_tokens",
     "record_answer",
     "record_failure",
+    "ModelFailure",
+    "model_failures",
     # keys
     "REDACTED",
     "RedactingFilter",

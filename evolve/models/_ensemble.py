@@ -35,7 +35,9 @@ class ModelSpecError(ConfigError):
 
 
 class ModelOutage(RuntimeError):
-    """Every model of the pool has been failing, without one success, for ``outage_s``."""
+    """Every model of the pool has been failing, without one success, for ``outage_s``; or
+    every model failed in a way that will not heal (missing or refused credentials, unknown
+    model) before any of them answered once."""
 
 
 class ModelSpec(Settings):
@@ -412,9 +414,32 @@ class ModelPool:
             return 0.0
         return max(0.0, self._clock() - max(t for t in since if t is not None))
 
+    def unreachable(self) -> str | None:
+        """Why no model of the pool can answer, when each has failed with a kind that does not
+        heal (``auth``: a missing, empty or refused key; ``not_found``: an unknown model or
+        provider) and none has answered yet; else None. One line per model, with the fix."""
+        stats = list(self._stats.values())
+        if any(s.calls or s.last_error is None or s.last_error[0] not in _PERMANENT for s in stats):
+            return None
+        lines = []
+        for s in stats:
+            kind, message = s.last_error or ("?", "")
+            what = "missing or refused credentials" if kind == "auth" else "model not found"
+            lines.append(f"{what}: {message}")
+        return redact(
+            "no model can be reached: "
+            + "; ".join(lines)
+            + ". Fix that, or run without these models: --model offline/mutator (the "
+            "built-in offline model)"
+        )
+
     def check_outage(self) -> None:
         """Raise :class:`ModelOutage` once every model has failed for longer than
-        ``outage_s``; its message names each model's last error (redacted)."""
+        ``outage_s``, or at once when no model can be reached (:meth:`unreachable`); its
+        message names each model's last error (redacted)."""
+        reason = self.unreachable()
+        if reason is not None:
+            raise ModelOutage(reason)
         down = self.outage_for()
         if down <= self.outage_s:
             return

@@ -325,6 +325,15 @@ class ProposalPool:
 
     async def _stop(self, worker: _Process) -> None:
         worker.stopping = True
+        if not worker.ready and worker.proc.returncode is None:
+            # Still starting: importing litellm (seconds, more on a busy host), and it reads
+            # no frame before that is done, so a "stop" would wait for the whole import (past
+            # the grace period on a loaded machine: the session whose seed was refused then
+            # ended with "did not stop ... killed"). It holds no call and has no stats yet:
+            # end it now. Before its event loop runs, SIGTERM's default action ends it; after,
+            # its handler stops it as a "stop" frame would.
+            with contextlib.suppress(ProcessLookupError):
+                worker.proc.terminate()
         if worker.proc.returncode is None:
             with contextlib.suppress(Exception):
                 worker.send(("stop", None))

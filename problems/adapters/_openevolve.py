@@ -10,16 +10,17 @@ returned.
 
 Decisions, each in OpenEvolve's sense unless said otherwise:
 
-- the primary objective is ``combined_score`` when ``evaluator.py`` mentions it, else
-  ``fitness``; every evaluation also reports ``fitness``, OpenEvolve's ranking score
-  (``combined_score`` when returned, else the mean of the numeric metrics, booleans and the
-  ``config.yaml``'s ``feature_dimensions`` left out);
+- the primary objective is ``fitness``, OpenEvolve's ranking score, which every evaluation
+  reports: ``combined_score`` when returned, else the mean of the numeric metrics (booleans
+  and the ``feature_dimensions`` left out) (:mod:`evoforge.evaluators.openevolve`);
 - a cascade (``cascade_evaluation``, on by default, with ``evaluate_stage1`` defined) runs
-  ``evaluate_stage1``, then ``evaluate_stage2`` if stage 1's fitness reaches the first
-  threshold, then ``evaluate_stage3`` if the merged metrics reach the second; what a stage
-  returns is merged over the earlier stages' metrics. Unlike OpenEvolve, a candidate that
-  misses a threshold is stored as ``incorrect`` with its metrics and the reason, never ranked
-  against fully evaluated ones;
+  as OpenEvolve runs it: ``evaluate_stage2`` only if stage 1's metrics pass the first
+  threshold, ``evaluate_stage3`` only if the merged metrics pass the second; a program that
+  misses a threshold keeps the metrics of the stages it ran and is ranked by them (the
+  evaluator's ``options['cascade_thresholds']``);
+- ``feature_dimensions`` / ``feature_bins`` (OpenEvolve's defaults, complexity and
+  diversity, when the config names none) become descriptors with their bins
+  (:mod:`evoforge.problems.adapters._openevolve_features`);
 - a program without EVOLVE-BLOCK markers is evolvable as a whole (as in OpenEvolve): one block
   around the file, marked with the language's comment syntax;
 - ``config.yaml`` is mapped by :mod:`evoforge.problems.adapters._openevolve_config`; what has
@@ -37,6 +38,11 @@ from evoforge.problems._blocks import END_MARKER, START_MARKER, BlockError, find
 from evoforge.problems._declaration import ProblemSpecError
 from evoforge.problems._loader import SPEC_FILENAME, load_problem
 from evoforge.problems.adapters._openevolve_config import Mapped, map_config, read_config
+from evoforge.problems.adapters._openevolve_features import (
+    DEFAULT_DIMENSIONS,
+    Features,
+    feature_dimensions,
+)
 from evoforge.problems.adapters._registry import Adapted, Adapter, AdaptOptions
 from evoforge.problems.adapters._write import GENERATED, identifier, sha256, write_folder
 
@@ -106,20 +112,23 @@ def adapt(path: Path, options: AdaptOptions) -> Adapted:
     suffix = mapped.suffix or initial.suffix or ".py"
     seed, wrapped = _seed(initial, suffix)
     stages, stage_notes = _stages(functions, mapped)
-    objective = "combined_score" if "combined_score" in source else "fitness"
+    features = feature_dimensions(
+        mapped.feature_dimensions, mapped.feature_bins, mapped.archive_size, source
+    )
+    objective = "fitness"
     name = identifier(path.name, "oe")
     seed_file = f"{INITIAL_PROGRAM}{suffix}"
-    spec = _spec(name, path, source, seed_file, suffix, objective, stages, mapped)
+    spec = _spec(name, path, source, seed_file, suffix, stages, mapped, features)
     folder = write_folder(name, {SPEC_FILENAME: spec, seed_file: seed}, options.folder)
     problem = load_problem(folder)
     notes = [
         f"{path.name}: an OpenEvolve folder for the openevolve evaluator (written to {folder}); "
         f"its evaluator runs in the sandbox with each candidate; primary objective {objective}"
-        + ("" if objective == "combined_score" else " (evaluator.py returns no combined_score)")
+        " (OpenEvolve's score: combined_score when returned, else the mean of the metrics)"
     ]
     if wrapped:
         notes.append(f"{initial.name} has no EVOLVE-BLOCK markers: the whole file evolves")
-    notes += stage_notes
+    notes += stage_notes + features.notes
     if config_path is not None:
         notes += mapped.notes(config_path)
     return Adapted("openevolve", path, (problem,), tuple(notes))
@@ -167,7 +176,8 @@ def _seed(initial: Path, suffix: str) -> tuple[str, bool]:
 
 
 def _stages(functions: set[str], mapped: Mapped) -> tuple[list[dict[str, Any]], list[str]]:
-    """OpenEvolve's cascade as declared stages: stage k runs only past threshold k - 1."""
+    """OpenEvolve's cascade as declared stages (names, functions, timeouts); the evaluator
+    applies the thresholds as OpenEvolve does."""
     if not mapped.cascade or "evaluate_stage1" not in functions:
         if mapped.cascade and "evaluate" in functions:
             return [], ["no evaluate_stage1: one evaluation by evaluate() (no cascade)"]
@@ -175,18 +185,26 @@ def _stages(functions: set[str], mapped: Mapped) -> tuple[list[dict[str, Any]], 
             return [_stage(1, mapped)], ["cascade off but no evaluate(): evaluate_stage1"]
         return [], []
     stages = [_stage(1, mapped)]
+    notes = []
     for number in (2, 3):
         if STAGE_FUNCTIONS[number - 1] not in functions:
             break
         if len(mapped.thresholds) < number - 1:
-            return _finish(stages), [
+            notes.append(
                 f"evaluate_stage{number} is not run: cascade_thresholds has no threshold for "
                 f"it (as in OpenEvolve)"
-            ]
-        stages[-1]["threshold"] = {"metric": "fitness", "min": mapped.thresholds[number - 2]}
+            )
+            break
         stages.append(_stage(number, mapped))
     names = " > ".join(s["name"] for s in stages)
-    return _finish(stages), [f"cascade {names} (thresholds on fitness)"]
+    gates = ", ".join(f"{t:g}" for t in mapped.thresholds[: len(stages) - 1])
+    if len(stages) > 1:
+        notes.insert(
+            0,
+            f"cascade {names} (thresholds {gates}; as in OpenEvolve, a program below one keeps "
+            "the metrics of the stages it ran and is ranked by them)",
+        )
+    return stages, notes
 
 
 def _stage(number: int, mapped: Mapped) -> dict[str, Any]:
@@ -197,11 +215,9 @@ def _stage(number: int, mapped: Mapped) -> dict[str, Any]:
     }
 
 
-def _finish(stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    for threshold in (s.get("threshold") for s in stages):
-        if threshold is not None and not math.isfinite(threshold["min"]):
-            threshold["min"] = -1e308
-    return stages
+def _finite(value: float) -> float:
+    """A threshold written in the spec: infinities as the largest floats (no ``inf`` literal)."""
+    return value if math.isfinite(value) else math.copysign(1e308, value)
 
 
 def _spec(
@@ -210,17 +226,24 @@ def _spec(
     evaluator_source: str,
     seed_file: str,
     suffix: str,
-    objective: str,
     stages: list[dict[str, Any]],
     mapped: Mapped,
+    features: Features,
 ) -> str:
+    objective = "fitness"
     options: dict[str, Any] = {
         "openevolve_dir": str(folder),
         "evaluator_file": EVALUATOR_FILE,
         "program_suffix": suffix,
+        "fitness_exclude": list(
+            mapped.feature_dimensions
+            if mapped.feature_dimensions is not None
+            else DEFAULT_DIMENSIONS
+        ),
+        "feature_metrics": features.metrics,
     }
-    if mapped.feature_dimensions:
-        options["fitness_exclude"] = list(mapped.feature_dimensions)
+    if stages:
+        options["cascade_thresholds"] = [_finite(t) for t in mapped.thresholds]
     if mapped.system_prompt:
         options["prompts"] = {"system": mapped.system_prompt.replace("$", "$$")}
     description = (
@@ -237,6 +260,7 @@ def _spec(
         f"name = {name!r}",
         'evaluator = "openevolve"',
         f"objectives = {{{objective!r}: 'maximize'}}",
+        f"descriptors = {features.descriptors!r}",
         f"timeout_s = {mapped.timeout_s!r}",
         f"memory_mb = {mapped.memory_mb!r}",
         "preload = []",

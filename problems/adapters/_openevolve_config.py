@@ -27,13 +27,15 @@ OpenEvolve                           evoforge
 ``evaluator.cascade_evaluation``     cascade stages from ``evaluate_stage1/2/3``
 ``evaluator.cascade_thresholds``     the stages' thresholds (on ``fitness``)
 ``evaluator.parallel_evaluations``   ``workers``
+``database.feature_dimensions``,     ``descriptors``, with their bins
+``feature_bins``                     (:mod:`~evoforge.problems.adapters._openevolve_features`)
 ``diff_based_evolution``,            ``modes`` (diff / rewrite weights)
 ``allow_full_rewrites``
 ``language``, ``file_suffix``        the program file's suffix
 ===================================  ================================================
 
 Everything else is reported as ignored, with the reason where there is one (no LLM feedback in
-the score, no evaluation retries, min-max feature bins, checkpoints: the archive commits every
+the score, no evaluation retries, checkpoints: the archive commits every
 candidate).
 """
 
@@ -47,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from evoforge.problems._declaration import ProblemSpecError
+from evoforge.problems.adapters._openevolve_features import read_bins, read_dimensions
 
 DEFAULT_THRESHOLDS = (0.5, 0.75, 0.9)  # OpenEvolve's defaults
 DEFAULT_TIMEOUT_S = 300.0  # OpenEvolve's evaluator.timeout default
@@ -76,10 +79,8 @@ _WHY = {
     "evaluator.llm_feedback_weight": "scores come from the evaluator only",
     "evaluator.enable_artifacts": "artifacts are always kept",
     "evaluator.distributed": "use --workers (and Ray, where installed)",
-    "database.feature_dimensions": "MAP-Elites descriptors need fixed, declared ranges here, "
-    "not min-max scaling; declare them in a problem.py",
     "database.population_size": "islands keep MAP-Elites grids, not a fixed population",
-    "database.archive_size": "the archive keeps every program",
+    "database.archive_size": "the archive keeps every program (it sets feature_bins' minimum)",
     "llm.api_key": "a key written in the file is never read or stored; put it in an "
     "environment variable and write api_key: ${VAR}",
 }
@@ -96,7 +97,10 @@ class Mapped:
     thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS
     system_prompt: str | None = None
     suffix: str | None = None
-    feature_dimensions: tuple[str, ...] = ()
+    feature_dimensions: tuple[str, ...] | None = None
+    """``database.feature_dimensions``; None: not given (OpenEvolve's defaults apply)."""
+    feature_bins: int | dict[str, int] | None = None
+    archive_size: int | None = None
     mapped: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
 
@@ -321,8 +325,12 @@ def _database(reader: _Reader, database: Mapping[str, Any], run: dict[str, Any])
         elif name == "random_seed" and value is not None:
             run.setdefault("seed", reader.integer(where, value))
             out.mapped.append(f"{where} -> seed {run['seed']}")
-        elif name == "feature_dimensions" and isinstance(value, list):
-            out.feature_dimensions = tuple(str(v) for v in value)
+        elif name == "feature_dimensions":
+            out.feature_dimensions = read_dimensions(reader.path, value)
+        elif name == "feature_bins":
+            out.feature_bins = read_bins(reader.path, value)
+        elif name == "archive_size":
+            out.archive_size = reader.integer(where, value, minimum=1)
             reader.ignore(where)
         else:
             reader.ignore(where)

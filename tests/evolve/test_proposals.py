@@ -349,3 +349,22 @@ def test_a_failed_question_is_an_answer_with_the_failure(tiny):
 
         answer = asyncio.run(go())
     assert answer.completion is None and answer.failure.kind == "auth"
+
+
+def test_a_worker_stopped_before_it_is_ready_ends_at_once(tiny, caplog):
+    """A session that ends during start-up (the seed was refused) does not wait for its
+    workers to finish importing litellm: they are terminated, never killed after the grace
+    period with a warning."""
+    setup = setup_for(tiny, "offline/mutator")
+
+    async def go():
+        pool = ProposalPool(setup, 1)
+        await pool.start()
+        worker = pool._workers[0]
+        assert not worker.ready  # it is still importing litellm
+        await pool.close()
+        return worker.proc.returncode
+
+    code = asyncio.run(go())
+    assert code == -signal.SIGTERM  # ended by the terminate, not by its own "stop"
+    assert "did not stop" not in caplog.text

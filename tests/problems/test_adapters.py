@@ -193,17 +193,16 @@ def test_an_openevolve_folder_is_a_problem_of_the_openevolve_evaluator(tmp_path)
     (problem,) = adapted.problems
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # unmodified
     assert problem.evaluator == "openevolve"
-    assert [o.name for o in problem.objectives] == ["combined_score"]
+    assert [o.name for o in problem.objectives] == ["fitness"]  # OpenEvolve's score
     assert problem.options["openevolve_dir"] == str(folder)
     assert problem.timeout_s == 60.0
-    # OpenEvolve's cascade: stage2 runs only past the first threshold, on fitness
+    # OpenEvolve's cascade: stage2 runs only past the first threshold (the evaluator's)
     assert [(s.name, s.kwargs["function"]) for s in problem.stages] == [
         ("stage1", "evaluate_stage1"),
         ("stage2", "evaluate_stage2"),
     ]
-    assert problem.stages[0].threshold.metric == "fitness"
-    assert problem.stages[0].threshold.min == 0.5
-    assert problem.stages[-1].threshold is None
+    assert all(s.threshold is None for s in problem.stages)
+    assert problem.options["cascade_thresholds"] == [0.5, 0.75]
 
 
 def test_the_config_is_mapped_and_the_rest_reported_as_ignored(tmp_path):
@@ -253,7 +252,7 @@ def test_without_combined_score_the_objective_is_openevolves_fitness(tmp_path):
     assert [o.name for o in problem.objectives] == ["fitness"]
     assert problem.stages == ()  # no evaluate_stage1: one evaluate() call
     assert problem.run_defaults == {}
-    assert any("returns no combined_score" in note for note in adapted.notes)
+    assert any("combined_score when returned, else the mean" in note for note in adapted.notes)
 
 
 def test_a_third_stage_runs_only_with_a_second_threshold(tmp_path):
@@ -267,12 +266,9 @@ def test_a_third_stage_runs_only_with_a_second_threshold(tmp_path):
     assert [s.name for s in adapted.problems[0].stages] == ["stage1", "stage2"]
     assert any("evaluate_stage3 is not run" in note for note in adapted.notes)
     two = write_openevolve(tmp_path / "b", **{"evaluator.py": evaluator})
-    stages = adapt(two).problems[0].stages
-    assert [(s.name, s.threshold and s.threshold.min) for s in stages] == [
-        ("stage1", 0.5),
-        ("stage2", 0.75),
-        ("stage3", None),
-    ]
+    (problem,) = adapt(two).problems
+    assert [s.name for s in problem.stages] == ["stage1", "stage2", "stage3"]
+    assert problem.options["cascade_thresholds"] == [0.5, 0.75]
 
 
 def test_a_program_without_markers_gets_one_block_in_its_comment_syntax(tmp_path):

@@ -1,0 +1,81 @@
+"""The failed model calls of a run, grouped, with the fix where one is known.
+
+A run whose models cannot be reached stores no failed *program*: each failed call is a row of
+``llm_calls`` (:func:`~evoforge.evolve.models.record_failure`). This reads those rows back for
+``evoforge failures``, so "0 of 1 attempts failed" never hides 200 calls refused for a missing
+key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evoforge.archive import LlmCall
+
+_NUMBER = re.compile(r"\d+(\.\d+)?")
+_MISSING_KEY = re.compile(r"environment variable (\w+) \(its api_key_env\) is (not set|empty)")
+OFFLINE_HINT = "or run without these models: --model offline/mutator (the built-in offline model)"
+
+
+@dataclass(frozen=True)
+class ModelFailure:
+    """Failed calls of one model with one kind of error and one message (numbers masked).
+
+    Attributes:
+        kind: the error kind (``auth``, ``not_found``, ``rate_limit``, ...).
+        model: the litellm model string.
+        message: the latest call's message (redacted when it was stored).
+        count: how many calls failed so.
+        first_seq: the attempt number of the first of them.
+        hint: the likely fix, or "".
+    """
+
+    kind: str
+    model: str
+    message: str
+    count: int
+    first_seq: int
+    hint: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def model_failures(calls: Iterable[LlmCall]) -> list[ModelFailure]:
+    """The calls that failed for good (status ``error``; retried attempts are not counted
+    twice), grouped; largest group first."""
+    groups: dict[tuple[str, str, str], list[LlmCall]] = {}
+    for call in calls:
+        if call.status != "error":
+            continue
+        kind = call.error_kind or "other"
+        key = (kind, call.model, _NUMBER.sub("N", call.error or ""))
+        groups.setdefault(key, []).append(call)
+    out = [
+        ModelFailure(
+            kind=kind,
+            model=model,
+            message=rows[-1].error or "",
+            count=len(rows),
+            first_seq=rows[0].seq,
+            hint=hint(kind, rows[-1].error or ""),
+        )
+        for (kind, model, _), rows in groups.items()
+    ]
+    return sorted(out, key=lambda f: (-f.count, f.first_seq))
+
+
+def hint(kind: str, message: str) -> str:
+    """The fix for a model error that will not heal by itself; "" for the others."""
+    missing = _MISSING_KEY.search(message)
+    if missing:
+        return f"missing credentials: export {missing.group(1)}=<your key>, {OFFLINE_HINT}"
+    if kind == "auth":
+        return f"the provider refused the key: check it and api_base, {OFFLINE_HINT}"
+    if kind == "not_found":
+        return f"unknown model or provider: check the model string and api_base, {OFFLINE_HINT}"
+    return ""

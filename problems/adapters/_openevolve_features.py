@@ -1,0 +1,182 @@
+"""OpenEvolve's ``feature_dimensions`` / ``feature_bins`` as evoforge descriptors.
+
+OpenEvolve places each program in a MAP-Elites cell with one coordinate per feature
+dimension (``database.feature_dimensions``, default ``["complexity", "diversity"]``). A
+dimension is, in OpenEvolve's order of priority:
+
+1. a metric the evaluator returns under that name;
+2. ``complexity``: the program's length;
+3. ``diversity``: how different the program is from a reference set of programs;
+4. ``score``: the program's fitness.
+
+Each is cut into ``feature_bins`` bins (an int for every dimension, or a dict per dimension,
+10 where it names none); with an int OpenEvolve uses at least
+``archive_size ** (1 / dimensions)`` rounded up (default archive_size 100), and so does this
+mapping.
+
+evoforge keeps fixed, declared ranges (a cell means the same thing for the whole run and
+across runs), where OpenEvolve rescales each dimension to the smallest and largest values seen
+so far. So:
+
+- ``complexity`` is the engine's built-in ``size`` descriptor (``log2`` of the program's
+  tokens over the seed's, range -1.5 to 1.5: :mod:`evoforge.islands`): length, on a range
+  fixed by the seed rather than by the programs seen;
+- ``diversity`` is the built-in ``distance`` (Jaccard distance of token 5-grams to the
+  island's best programs, range 0 to 1) — OpenEvolve's diversity is also a distance to a
+  reference set of programs, with its own text measure;
+- ``score`` is the descriptor ``fitness`` (OpenEvolve's score), range 0 to 1;
+- a metric is the descriptor of that name, range 0 to 1 (what OpenEvolve's examples return:
+  their feature metrics are scores and ratios clamped to [0, 1]); values outside go to the
+  end bins. A metric on another scale needs a ``problem.py`` with its own range.
+
+Which names are metrics is read from ``evaluator.py`` before anything runs: a dimension named
+as a string anywhere in it (``"radius_variance"``) is taken for a metric it returns, even
+``complexity`` or ``diversity`` (priority 1); the others are built-in.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evoforge.problems._declaration import ProblemSpecError
+
+DEFAULT_DIMENSIONS = ("complexity", "diversity")  # OpenEvolve's default feature_dimensions
+DEFAULT_BINS = 10  # OpenEvolve's default feature_bins
+DEFAULT_ARCHIVE_SIZE = 100  # OpenEvolve's default database.archive_size
+BUILTIN = {
+    "complexity": ("size", -1.5, 1.5),
+    "diversity": ("distance", 0.0, 1.0),
+}
+"""OpenEvolve's built-in dimension -> (evoforge's built-in descriptor, its range)."""
+SCORE = ("fitness", 0.0, 1.0)
+METRIC_RANGE = (0.0, 1.0)
+
+
+@dataclass
+class Features:
+    """Descriptors for a problem: declared ranges, where each is read, and what was decided."""
+
+    descriptors: dict[str, tuple[float, float, int]] = field(default_factory=dict)
+    metrics: dict[str, str] = field(default_factory=dict)
+    """descriptor -> the metric it is read from (the engine computes the others)."""
+    notes: list[str] = field(default_factory=list)
+
+
+def feature_dimensions(
+    dimensions: Sequence[str] | None,
+    bins: int | Mapping[str, int] | None,
+    archive_size: int | None,
+    evaluator_source: str,
+) -> Features:
+    """Map OpenEvolve's feature dimensions (see the module docstring).
+
+    Args:
+        dimensions: ``database.feature_dimensions`` (None: OpenEvolve's default).
+        bins: ``database.feature_bins`` (None: 10).
+        archive_size: ``database.archive_size`` (None: 100).
+        evaluator_source: ``evaluator.py``, to tell metrics from built-in dimensions.
+    """
+    names = tuple(DEFAULT_DIMENSIONS if dimensions is None else dimensions)
+    strings = _strings(evaluator_source)
+    out = Features()
+    for name in names:
+        count = _bins(name, names, bins, archive_size)
+        if name in strings:
+            descriptor, low, high = name, *METRIC_RANGE
+            out.metrics[descriptor] = name
+            what = f"the metric {name}, on [{low:g}, {high:g}]"
+        elif name in BUILTIN:
+            descriptor, low, high = BUILTIN[name]
+            what = f"built-in {descriptor} ({low:g} to {high:g})"
+        elif name == "score":
+            descriptor, low, high = SCORE
+            out.metrics[descriptor] = descriptor
+            what = f"the program's fitness, on [{low:g}, {high:g}]"
+        else:
+            descriptor, low, high = name, *METRIC_RANGE
+            out.metrics[descriptor] = name
+            what = (
+                f"the metric {name}, on [{low:g}, {high:g}] (evaluator.py never names it: "
+                "a program without it gets no cell, as in OpenEvolve)"
+            )
+        if descriptor in out.descriptors:
+            continue
+        out.descriptors[descriptor] = (low, high, count)
+        out.notes.append(f"{name} -> {what} in {count} bins")
+    origin = "feature_dimensions" if dimensions is not None else "OpenEvolve's default dimensions"
+    out.notes = [f"{origin}: " + "; ".join(out.notes)] if out.notes else []
+    return out
+
+
+def _bins(
+    name: str,
+    names: Sequence[str],
+    bins: int | Mapping[str, int] | None,
+    archive_size: int | None,
+) -> int:
+    """OpenEvolve's bin count for ``name`` (``ProgramDatabase.__init__``)."""
+    if isinstance(bins, Mapping):
+        return int(bins.get(name, DEFAULT_BINS))
+    size = DEFAULT_ARCHIVE_SIZE if archive_size is None else archive_size
+    given = DEFAULT_BINS if bins is None else bins
+    return max(given, int(math.pow(size, 1 / len(names)) + 0.99))
+
+
+def _strings(source: str) -> set[str]:
+    """Every string constant in ``source`` (it parsed before this is called)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+
+
+def read_dimensions(path: Path, value: Any) -> tuple[str, ...]:
+    """``database.feature_dimensions`` as names.
+
+    Raises:
+        ProblemSpecError: not a list of non-empty names.
+    """
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ProblemSpecError(
+            path,
+            "database.feature_dimensions",
+            f"found {value!r}; expected a list of names, e.g. [complexity, diversity]",
+        )
+    if not value:
+        raise ProblemSpecError(
+            path,
+            "database.feature_dimensions",
+            "is empty; name at least one dimension or leave it out (complexity, diversity)",
+        )
+    return tuple(value)
+
+
+def read_bins(path: Path, value: Any) -> int | dict[str, int]:
+    """``database.feature_bins``: a whole number >= 1, or a dict of them.
+
+    Raises:
+        ProblemSpecError: anything else.
+    """
+
+    def whole(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+
+    if whole(value):
+        return int(value)
+    if isinstance(value, dict) and all(isinstance(k, str) and whole(v) for k, v in value.items()):
+        return {str(k): int(v) for k, v in value.items()}
+    raise ProblemSpecError(
+        path,
+        "database.feature_bins",
+        f"found {value!r}; expected a whole number >= 1 or {{dimension: bins}}",
+    )

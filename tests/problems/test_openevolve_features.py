@@ -1,0 +1,124 @@
+"""OpenEvolve's ``feature_dimensions`` / ``feature_bins`` as descriptors: built-in
+complexity and diversity (the engine's size and distance), score, metric-named dimensions,
+OpenEvolve's bin rule, and its defaults when the config names none."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+
+import pytest
+
+from evoforge.archive import Archive
+from evoforge.evolve import RunConfig, resolve, start_run
+from evoforge.problems import ProblemSpecError
+from evoforge.problems.adapters import adapt
+from evoforge.problems.adapters._openevolve_features import feature_dimensions
+
+EVALUATOR = """
+import importlib.util
+
+
+def evaluate(path):
+    spec = importlib.util.spec_from_file_location("p", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    q = float(module.QUALITY)
+    return {"combined_score": q, "spread": min(1.0, q * 3 % 1.0)}
+"""
+PROGRAM = "# EVOLVE-BLOCK-START\nQUALITY = 0.25\n# EVOLVE-BLOCK-END\n"
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVOFORGE_CACHE", str(tmp_path / "cache"))
+
+
+def _folder(root, config):
+    folder = root / "oe"
+    folder.mkdir()
+    (folder / "initial_program.py").write_text(PROGRAM)
+    (folder / "evaluator.py").write_text(textwrap.dedent(EVALUATOR))
+    if config is not None:
+        (folder / "config.yaml").write_text(textwrap.dedent(config))
+    return folder
+
+
+def test_without_feature_dimensions_openevolves_defaults_apply(tmp_path):
+    adapted = adapt(_folder(tmp_path, None))
+    (problem,) = adapted.problems
+    # complexity and diversity, 10 bins each (max(10, 100 ** (1/2)))
+    assert [(d.name, d.low, d.high, d.bins) for d in problem.descriptors] == [
+        ("size", -1.5, 1.5, 10),
+        ("distance", 0.0, 1.0, 10),
+    ]
+    assert problem.options["feature_metrics"] == {}  # the engine computes both
+    assert problem.options["fitness_exclude"] == ["complexity", "diversity"]
+    assert any(
+        "OpenEvolve's default dimensions: complexity -> built-in size" in n for n in adapted.notes
+    )
+
+
+def test_metric_named_and_builtin_dimensions_with_their_bins(tmp_path):
+    config = """
+    database:
+      feature_dimensions: [spread, diversity, score]
+      feature_bins: {spread: 4, diversity: 6}
+    """
+    (problem,) = adapt(_folder(tmp_path, config)).problems
+    assert {d.name: (d.low, d.high, d.bins) for d in problem.descriptors} == {
+        "spread": (0.0, 1.0, 4),
+        "distance": (0.0, 1.0, 6),
+        "fitness": (0.0, 1.0, 10),  # a dict without it: OpenEvolve's 10
+    }
+    assert problem.options["feature_metrics"] == {"spread": "spread", "fitness": "fitness"}
+    assert problem.options["fitness_exclude"] == ["spread", "diversity", "score"]
+
+
+def test_an_int_feature_bins_has_openevolves_minimum_from_archive_size():
+    one = feature_dimensions(["complexity"], 5, None, "")
+    assert one.descriptors == {"size": (-1.5, 1.5, 100)}  # max(5, 100 ** 1)
+    three = feature_dimensions(["complexity", "diversity", "x"], 5, 64, "")
+    assert {d[2] for d in three.descriptors.values()} == {5}  # max(5, ceil(64 ** (1/3)) = 4)
+
+
+def test_a_dimension_the_evaluator_names_is_a_metric_even_if_built_in():
+    features = feature_dimensions(
+        ["complexity"], 10, None, 'def evaluate(p):\n    return {"complexity": 1}\n'
+    )
+    assert features.descriptors == {"complexity": (0.0, 1.0, 100)}
+    assert features.metrics == {"complexity": "complexity"}
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("feature_dimensions: complexity", "expected a list of names"),
+        ("feature_dimensions: []", "is empty"),
+        ("feature_bins: 0", "expected a whole number >= 1"),
+        ("feature_bins: {complexity: many}", "expected a whole number >= 1"),
+    ],
+)
+def test_bad_feature_settings_name_the_setting(tmp_path, setting, message):
+    with pytest.raises(ProblemSpecError, match=message):
+        adapt(_folder(tmp_path, f"database:\n  {setting}\n"))
+
+
+def test_a_run_places_programs_by_the_metric_and_the_engines_diversity(tmp_path):
+    config = """
+    database:
+      feature_dimensions: [spread, diversity]
+      feature_bins: 5
+    """
+    (problem,) = resolve(str(_folder(tmp_path, config))).problems
+    db = tmp_path / "run.db"
+    config = RunConfig(problem=str(problem.spec_path.parent), budget=12, workers=1, seed=3)
+    asyncio.run(start_run(config.replace(model="offline/mutator"), db))
+    with Archive(db) as archive:
+        run = archive.latest_run()
+        ok = [p for p in archive.programs(run.id) if p.status == "ok"]
+        assert ok and all(set(p.descriptors) == {"spread", "distance"} for p in ok)
+        seed = ok[0]
+        assert seed.descriptors["spread"] == pytest.approx(0.75)  # from its metrics
+        assert seed.cell is not None
+        assert len({p.cell for p in ok}) > 1  # not one cell per island
