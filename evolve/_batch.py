@@ -2,11 +2,12 @@
 into one archive, then summarised with KernelBench's metrics.
 
 KernelBench's metrics, over the tasks of a batch that ran (each task judged by its run's best
-program):
+program), for each baseline some task's best program reports a speedup over (a metric
+``speedup_vs_<baseline>``: eager PyTorch and ``torch.compile`` for kernels, the seed and the
+seed at -O3 for native programs):
 
 - ``fast_p``: the share of tasks whose best program is correct and more than ``p`` times as
-  fast as the baseline (eager PyTorch, or ``torch.compile``), for p = 0 (correctness alone),
-  1, 1.5 and 2;
+  fast as the baseline, for p = 0 (correctness alone), 1, 1.5 and 2;
 - the geometric-mean speedup over the tasks that have a correct, timed program.
 
 A task whose own reference never ran (its ``Model`` failed on this host, or its shapes could
@@ -35,8 +36,34 @@ from evoforge.problems import Problem
 
 FAST_P = (0.0, 1.0, 1.5, 2.0)
 """The thresholds of KernelBench's fast_p reported (0: correct at all)."""
-BASELINES = {"eager": ("speedup_vs_eager", "speedup"), "compile": ("speedup_vs_compile",)}
-"""Which metric holds the speedup over each baseline (``speedup``: the tpu evaluator's)."""
+SPEEDUP_PREFIX = "speedup_vs_"
+"""A metric ``speedup_vs_<baseline>`` is the best program's speedup over that baseline."""
+FIRST_BASELINES = ("eager", "compile")
+"""Shown first, in this order (KernelBench's); other baselines follow by name."""
+
+
+def speedups_of(metrics: Mapping[str, Any]) -> dict[str, float]:
+    """``{baseline: speedup}`` from a program's metrics: each ``speedup_vs_<baseline>``, and a
+    bare ``speedup`` (the tpu evaluator's) as the one over eager when nothing names eager."""
+    found: dict[str, float] = {}
+    for name, value in metrics.items():
+        if not name.startswith(SPEEDUP_PREFIX) or not _positive(value):
+            continue
+        found[name.removeprefix(SPEEDUP_PREFIX)] = float(value)
+    if "eager" not in found and _positive(metrics.get("speedup")):
+        found["eager"] = float(metrics["speedup"])
+    return found
+
+
+def baselines_of(results: Sequence[TaskResult]) -> list[str]:
+    """The baselines any result has a speedup over, KernelBench's first."""
+    named = {b for r in results for b in r.speedups}
+    return [b for b in FIRST_BASELINES if b in named] + sorted(named - set(FIRST_BASELINES))
+
+
+def _positive(value: Any) -> bool:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return number and math.isfinite(value) and value > 0
 
 
 @dataclass(frozen=True)
@@ -152,13 +179,7 @@ def task_result(db: Path, problem: Problem, run_id: str) -> TaskResult:
         passed = archive.count_programs(run_id, Status.OK)
         seed = next(archive.programs(run_id), None)
     metrics = dict(best.metrics) if best is not None else {}
-    speedups = {}
-    for baseline, names in BASELINES.items():
-        for name in names:
-            value = metrics.get(name)
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                speedups[baseline] = float(value)
-                break
+    speedups = speedups_of(metrics)
     timing = "" if speedups else str(metrics.get("timing") or "no timing in the metrics")
 
     def number(name: str) -> float | None:
@@ -198,7 +219,7 @@ def suite_metrics(results: Sequence[TaskResult]) -> SuiteMetrics:
     correct = [r for r in results if r.correct]
     fast_p: dict[str, dict[float, float]] = {}
     geomean: dict[str, float] = {}
-    for baseline in BASELINES:
+    for baseline in baselines_of(correct):
         timed = [r.speedups[baseline] for r in correct if baseline in r.speedups]
         if not timed:
             continue

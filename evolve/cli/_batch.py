@@ -60,21 +60,25 @@ def run_batch_command(
 
 
 def _table(results, db: Path) -> None:
+    from evoforge.evolve._batch import baselines_of
+
     width = max([len(r.problem) for r in results] + [4])
+    baselines = baselines_of(results) or ["eager"]  # an untimed batch still shows the column
+    columns = [(b, max(8, len(b) + 3)) for b in baselines]
     echo(
-        f"{'task':{width}}  {'status':8}  {'correct':7}  {'passed':>9}  {'vs eager':>8}  "
-        f"{'vs compile':>10}  {'time ms (IQR)':>16}  run"
+        f"{'task':{width}}  {'status':8}  {'correct':7}  {'passed':>9}  "
+        + "".join(f"{'vs ' + b:>{w}}  " for b, w in columns)
+        + f"{'time ms (IQR)':>16}  run"
     )
     for r in results:
-        eager = _x(r.speedups.get("eager"))
-        compiled = _x(r.speedups.get("compile"))
         timed = "—"
         if r.time_ms is not None:
             timed = f"{r.time_ms:.4g} ({r.time_iqr_ms or 0:.2g})"
         echo(
             f"{r.problem:{width}}  {r.status:8}  {_correct(r):7}  "
-            f"{f'{r.passed}/{r.evaluations}':>9}  {eager:>8}  {compiled:>10}  {timed:>16}  "
-            f"{r.run_id or '—'}"
+            f"{f'{r.passed}/{r.evaluations}':>9}  "
+            + "".join(f"{_x(r.speedups.get(b)):>{w}}  " for b, w in columns)
+            + f"{timed:>16}  {r.run_id or '—'}"
         )
         if not r.correct and r.reason:
             echo(f"{'':{width}}  why: {r.reason[:300]}")
@@ -96,7 +100,7 @@ def _metrics(metrics) -> None:
             "reference failed, so no program was judged; see 'why' above)"
         )
     echo(
-        f"KernelBench metrics over {over}: correct {metrics.correct}/"
+        f"Suite metrics (KernelBench's) over {over}: correct {metrics.correct}/"
         f"{metrics.tasks} (fast_0 = {metrics.fast_0:.3f})"
     )
     for baseline, shares in metrics.fast_p.items():

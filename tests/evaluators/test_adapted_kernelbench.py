@@ -171,7 +171,7 @@ def test_three_level1_files_run_unmodified_as_a_batch_from_the_command_line(tmp_
     assert run.returncode == 0, run.stderr[-3000:]
     assert {p.name: p.read_bytes() for p in level1.iterdir()} == before
     out = run.stdout
-    assert "KernelBench metrics over 3 tasks: correct 3/3 (fast_0 = 1.000)" in out
+    assert "Suite metrics (KernelBench's) over 3 tasks: correct 3/3 (fast_0 = 1.000)" in out
     assert "not measured on this host (timing unavailable: no CUDA GPU" in out
     for name in ("kb_19_relu_triton", "kb_23_softmax_triton", "kb_47_sum_reduction"):
         assert name in out

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from evoforge.evolve import layered
-from evoforge.evolve._batch import TaskResult, suite_metrics
+from evoforge.evolve._batch import TaskResult, speedups_of, suite_metrics
 
 
 def _task(name, correct=True, eager=None, compile_=None, timing="", ran=True):
@@ -36,6 +36,31 @@ def test_without_timing_only_correctness_is_reported_with_the_reason():
     assert metrics.fast_0 == 0.5
     assert metrics.fast_p == {} and metrics.geomean == {}
     assert metrics.untimed == why
+
+
+def test_speedups_are_read_from_every_speedup_vs_metric():
+    assert speedups_of(
+        {"speedup_vs_seed": 1.5, "speedup_vs_O3": 1.2, "speedup_vs_x": float("nan"), "n": 3}
+    ) == {"seed": 1.5, "O3": 1.2}
+    assert speedups_of({"speedup": 2.0}) == {"eager": 2.0}  # the tpu evaluator's, over eager
+    assert speedups_of({"speedup": 2.0, "speedup_vs_eager": 3.0}) == {"eager": 3.0}
+    assert speedups_of({"speedup_vs_seed": True, "speedup_vs_O3": 0.0}) == {}
+
+
+def test_a_native_suite_is_summarised_against_its_own_baselines(capsys, tmp_path):
+    from evoforge.evolve.cli._batch import _metrics, _table
+
+    results = [
+        TaskResult("pie_a", "a-run", "finished", "", True, {"seed": 2.0, "O3": 1.5}),
+        TaskResult("pie_b", "b-run", "finished", "", True, {"seed": 1.0, "O3": 0.9}),
+    ]
+    _table(results, tmp_path / "x.db")
+    _metrics(suite_metrics(results))
+    out = capsys.readouterr().out
+    header = out.splitlines()[0]
+    assert "vs O3" in header and "vs seed" in header and "eager" not in header
+    assert "2x" in out.splitlines()[1] and "1.5x" in out.splitlines()[1]
+    assert "vs seed: fast_1 = 0.500" in out and "vs O3: fast_1 = 0.500" in out
 
 
 def test_a_task_whose_reference_never_ran_is_not_run_and_left_out_of_every_share(capsys):
