@@ -327,7 +327,9 @@ def test_keys_never_leak(tmp_path):
         requests = server.chat_requests()
     assert done.returncode == 1, done.stderr
     assert requests[0].headers["authorization"] == f"Bearer {KEY}"
-    assert f"{MODEL}: last error auth" in done.stdout
+    # A refused key ends the run at once (no model can be reached), naming the model.
+    assert "no model can be reached: missing or refused credentials" in done.stdout
+    assert MODEL in done.stdout and "--model offline/mutator" in done.stdout
     assert "Incorrect API key provided: [REDACTED]" in done.stdout
     run = the_run(db)
     assert run["status"] == "failed" and "[REDACTED]" in run["stop_reason"]

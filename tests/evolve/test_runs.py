@@ -236,11 +236,14 @@ def test_missing_key_is_an_auth_failure_and_not_retried(tiny, tmp_path, monkeypa
     assert report.status == "failed"
     with Archive(tmp_path / "m.db") as archive:
         calls = archive.llm_calls(info.id)
+    # Not retried, and not tried again either: no model can be reached, so the run ends at
+    # once, saying why (the variable) and what to do.
     assert [(c.seq, c.attempt, c.status, c.error_kind) for c in calls] == [
         (1, 1, "error", "auth"),
-        (2, 1, "error", "auth"),
     ]
     assert "OPENAI_API_KEY" in calls[0].error
+    assert "no model can be reached" in report.reason and "OPENAI_API_KEY" in report.reason
+    assert "--model offline/mutator" in report.reason
 
 
 def test_wall_time_budget_stops_the_run(tiny, tmp_path):
