@@ -5,11 +5,14 @@ measured by callgrind, cachegrind, llvm-mca for a named CPU, or interleaved wall
 - :func:`read_settings` / :class:`NativeSettings`: what a native problem declares;
 - :func:`seed_baselines`: the seed's and the seed at ``-O3``'s measures, for a spec's
   ``baselines()``;
+- :func:`generated_tests`, :func:`as_measured`, :func:`seed_baselines_of`: the functions
+  PIE-style specs share (tests from fixed seeds, metrics as measured, seed baselines);
 - ``python -m evoforge.evaluators.native``: the trusted runner of one evaluation.
 """
 
 from evoforge.evaluators.native._baselines import seed_baselines
 from evoforge.evaluators.native._evaluator import REFERENCES, NativeEvaluator
+from evoforge.evaluators.native._generated import as_measured, generated_tests, seed_baselines_of
 from evoforge.evaluators.native._parse import cache_metrics, event_totals, mca_summary
 from evoforge.evaluators.native._settings import (
     LANGUAGES,
@@ -26,6 +29,10 @@ __all__ = [
     "REFERENCES",
     "NativeEvaluator",
     "seed_baselines",
+    # what native specs share
+    "as_measured",
+    "generated_tests",
+    "seed_baselines_of",
     # settings
     "LANGUAGES",
     "MEASURES",

@@ -5,7 +5,7 @@ summed over hidden tests generated from a fixed seed). Held-out inputs, larger, 
 once at the end. Ratios to the seed and to the seed at -O3 stand beside every result.
 """
 
-import random
+from evoforge.evaluators.native import as_measured, generated_tests, seed_baselines_of
 
 name = "pie_lis"
 evaluator = "native"
@@ -20,35 +20,6 @@ held_out = [{"name": "held_out", "kwargs": {"tests": "held_out_tests"}}]
 run_defaults = {"budget": 200}
 
 
-def _cases(seed: int, count: int, size: int) -> list[tuple[str, str]]:
-    rng = random.Random(seed)
-    return [_case(rng, size) for _ in range(count)]
-
-
-def tests() -> list[tuple[str, str]]:
-    """Hidden tests, generated from a fixed seed (the same on every host)."""
-    return _cases(1, 4, 300)
-
-
-def held_out_tests() -> list[tuple[str, str]]:
-    """Scored once, at the end, on the best program; larger than the tests."""
-    return _cases(2, 2, 600)
-
-
-def evaluate(metrics):
-    return metrics
-
-
-def evaluate_held_out(metrics):
-    return metrics
-
-
-def baselines():
-    from evoforge.evaluators.native import seed_baselines
-
-    return seed_baselines(__file__)
-
-
 def _case(rng, n):
     import bisect
 
@@ -58,3 +29,9 @@ def _case(rng, n):
         k = bisect.bisect_left(tails, x)
         tails[k : k + 1] = [x]
     return f"{n}\n{' '.join(map(str, a))}\n", f"{len(tails)}\n"
+
+
+tests = generated_tests(_case, seed=1, count=4, size=300)
+held_out_tests = generated_tests(_case, seed=2, count=2, size=600)
+evaluate = evaluate_held_out = as_measured
+baselines = seed_baselines_of(__file__)

@@ -5,7 +5,7 @@ summed over hidden tests generated from a fixed seed). Held-out inputs, larger, 
 once at the end. Ratios to the seed and to the seed at -O3 stand beside every result.
 """
 
-import random
+from evoforge.evaluators.native import as_measured, generated_tests, seed_baselines_of
 
 name = "pie_sieve"
 evaluator = "native"
@@ -20,35 +20,6 @@ held_out = [{"name": "held_out", "kwargs": {"tests": "held_out_tests"}}]
 run_defaults = {"budget": 200}
 
 
-def _cases(seed: int, count: int, size: int) -> list[tuple[str, str]]:
-    rng = random.Random(seed)
-    return [_case(rng, size) for _ in range(count)]
-
-
-def tests() -> list[tuple[str, str]]:
-    """Hidden tests, generated from a fixed seed (the same on every host)."""
-    return _cases(1, 4, 8000)
-
-
-def held_out_tests() -> list[tuple[str, str]]:
-    """Scored once, at the end, on the best program; larger than the tests."""
-    return _cases(2, 2, 20000)
-
-
-def evaluate(metrics):
-    return metrics
-
-
-def evaluate_held_out(metrics):
-    return metrics
-
-
-def baselines():
-    from evoforge.evaluators.native import seed_baselines
-
-    return seed_baselines(__file__)
-
-
 def _case(rng, size):
     n = rng.randint(size // 2, size)
     sieve = bytearray([1]) * (n + 1)
@@ -57,3 +28,9 @@ def _case(rng, size):
         if sieve[i]:
             sieve[i * i :: i] = bytearray(len(sieve[i * i :: i]))
     return f"{n}\n", f"{sum(sieve)}\n"
+
+
+tests = generated_tests(_case, seed=1, count=4, size=8000)
+held_out_tests = generated_tests(_case, seed=2, count=2, size=20000)
+evaluate = evaluate_held_out = as_measured
+baselines = seed_baselines_of(__file__)
