@@ -17,7 +17,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from evoforge.evaluators.sandbox import dumps, prepare, read_frame, write_frame
+from evoforge.evaluators.sandbox import dumps, prepare_request, read_frame, write_frame
 
 
 def main() -> int:
@@ -30,7 +30,7 @@ def main() -> int:
     if first is None:
         return 0
     setup = json.loads(first)
-    isolation, notes = prepare(setup.get("user"), setup.get("network", "server"))
+    isolation, notes = prepare_request(setup)
     write_frame(proto_out, dumps({"ready": True, **notes}))
     while (frame := read_frame(proto_in)) is not None:
         request = json.loads(frame)

@@ -20,7 +20,7 @@ from evoforge.evaluators.sandbox import (
     Isolation,
     Limits,
     SandboxRun,
-    prepare,
+    prepare_request,
     read_request,
     reply,
     run_sandboxed,
@@ -42,11 +42,7 @@ class Verdict(Exception):  # noqa: N818 - a verdict about the candidate, not a b
 
 def main() -> int:
     request = read_request()
-    isolation, notes = prepare(
-        request.get("user"),
-        request.get("network", "server"),
-        allow_root=bool(request.get("allow_root")),
-    )
+    isolation, notes = prepare_request(request)
     isolation = dataclasses.replace(isolation, hidden_paths=tuple(request.get("hidden", ())))
     timings: dict[str, float] = {}
     try:

@@ -22,7 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from evoforge.evaluators.sandbox import Limits, prepare, read_request, reply, run_sandboxed
+from evoforge.evaluators.sandbox import Limits, prepare_request, read_request, reply, run_sandboxed
 
 # `python -m` put the engine's working directory first on sys.path. An OpenEvolve evaluator
 # imports from its own folder (put there by job()), never from wherever the engine was started:
@@ -43,7 +43,7 @@ RESERVED_ARTIFACTS = frozenset({"error", "traceback", "stdout_tail", "stderr_tai
 
 def main() -> int:
     request = read_request()
-    isolation, notes = prepare(request.get("user"), request.get("network", "server"))
+    isolation, notes = prepare_request(request)
     start = time.perf_counter()
     try:
         files = read_folder(Path(request["folder"]))

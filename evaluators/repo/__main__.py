@@ -25,16 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from evoforge.evaluators.repo._copies import Slot, tail
-from evoforge.evaluators.sandbox import Limits, Sandbox, prepare, read_request, reply
+from evoforge.evaluators.sandbox import Limits, Sandbox, prepare_request, read_request, reply
 
 OUTPUT_BYTES = 1 << 20  # of each stream, kept by the job (the tail is what is reported)
 
 
 def main() -> int:
     request = read_request()
-    isolation, notes = prepare(
-        request.get("user"), request.get("network", "server"), allow_root=request["allow_root"]
-    )
+    isolation, notes = prepare_request(request)
     start = time.perf_counter()
     slot = Slot(Path(request["slot"]))
     slot.reset(isolation.user)

@@ -58,6 +58,16 @@ def prepare(
     return isolation, notes
 
 
+def prepare_request(request: Mapping[str, Any]) -> tuple[Isolation, dict[str, str]]:
+    """:func:`prepare` with the settings every evaluator sends in its request: ``user``,
+    ``network`` (``server`` when absent) and ``allow_root`` (False when absent)."""
+    return prepare(
+        request.get("user"),
+        request.get("network", "server"),
+        allow_root=bool(request.get("allow_root")),
+    )
+
+
 class RunnerFailure(Exception):  # noqa: N818 - a verdict about the candidate, not a bug
     """A candidate's evaluation ended early with ``status``; the runner replies with it."""
 

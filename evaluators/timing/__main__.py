@@ -20,7 +20,7 @@ from evoforge.evaluators.sandbox import (
     Limits,
     RunnerFailure,
     SandboxRun,
-    prepare,
+    prepare_request,
     read_request,
     reply,
     run_sandboxed,
@@ -48,11 +48,7 @@ if mode == "call":
 
 def main() -> int:
     request = read_request()
-    isolation, notes = prepare(
-        request.get("user"),
-        request.get("network", "server"),
-        allow_root=bool(request.get("allow_root")),
-    )
+    isolation, notes = prepare_request(request)
     for name in request.get("preload", ()):
         importlib.import_module(name)  # once here, not in every forked run
     try:

@@ -30,7 +30,7 @@ from evoforge.evaluators.sandbox import (
     Isolation,
     Limits,
     SandboxRun,
-    prepare,
+    prepare_request,
     read_request,
     reply,
     run_sandboxed,
@@ -48,11 +48,7 @@ def main() -> int:
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
         if request["kind"] == "triton":
             os.environ["TRITON_INTERPRET"] = "1"
-    isolation, notes = prepare(
-        request.get("user"),
-        request.get("network", "server"),
-        allow_root=bool(request.get("allow_root")),
-    )
+    isolation, notes = prepare_request(request)
     import torch
 
     if not cuda and request["kind"] == "triton":

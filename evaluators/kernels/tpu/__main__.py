@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from evoforge.evaluators.kernels._io import compare_arrays, digest, make_inputs
-from evoforge.evaluators.sandbox import Limits, prepare, read_request, reply, run_sandboxed
+from evoforge.evaluators.sandbox import Limits, prepare_request, read_request, reply, run_sandboxed
 
 CANDIDATE_FILENAME = "<candidate>"
 _TAIL = 4000
@@ -39,11 +39,7 @@ def main() -> int:
     interpret = bool(request["interpret"])
     # Before jax is imported: interpret mode must never grab a TPU or GPU of this host.
     os.environ["JAX_PLATFORMS"] = "cpu" if interpret else "tpu"
-    isolation, notes = prepare(
-        request.get("user"),
-        request.get("network", "server"),
-        allow_root=bool(request.get("allow_root")),
-    )
+    isolation, notes = prepare_request(request)
     import jax  # noqa: F401 - imported once here, shared by the forked candidate
     import jax.experimental.pallas  # noqa: F401
     import numpy as np

@@ -23,7 +23,7 @@ from evoforge.evaluators.sandbox import (
     Limits,
     RunnerFailure,
     SandboxRun,
-    prepare,
+    prepare_request,
     read_request,
     reply,
     run_sandboxed,
@@ -36,11 +36,7 @@ _EXTRA_ROUNDS = 2
 
 def main() -> int:
     request = read_request()
-    isolation, notes = prepare(
-        request.get("user"),
-        request.get("network", "server"),
-        allow_root=bool(request.get("allow_root")),
-    )
+    isolation, notes = prepare_request(request)
     import numpy  # noqa: F401 - once here, shared by the forked children
 
     start = time.perf_counter()
