@@ -66,8 +66,10 @@ class Recorder:
     ) -> Program:
         """The row of one attempt; ``fp``: the fingerprint of ``source`` when known.
 
-        An ok program of a problem without declared descriptors gets the built-in ones,
-        measured against its island as it is now (before the program is offered to it).
+        An ok program gets the built-in descriptors the run uses and its evaluator did not
+        give (all of them for a problem that declares none; ``size``/``distance`` where an
+        OpenEvolve folder's dimensions map to them), measured against its island as it is now
+        (before the program is offered to it).
         """
         key = None
         if source is not None:
