@@ -36,7 +36,8 @@ _loaded = False
 # command asks for the evaluators once per problem, and each ask would otherwise call every
 # plugin again (importing its classes' modules). Registering or removing a plugin changes the
 # implementations, so the entry is made again.
-_collected: dict[tuple[str, str], tuple[tuple[tuple[str, int], ...], dict[str, Any]]] = {}
+_ImplsKey = tuple[tuple[str, Callable[..., Any]], ...]
+_collected: dict[tuple[str, str], tuple[_ImplsKey, dict[str, Any]]] = {}
 
 
 class PluginError(LookupError):
@@ -106,7 +107,9 @@ def collect(
             different values under one name, or a plugin whose hook raised.
     """
     impls = getattr(pm.hook, hook_name).get_hookimpls()
-    key = tuple((impl.plugin_name, id(impl.function)) for impl in impls)
+    # The functions themselves, not their ids: the cache holds them alive, so a function freed
+    # after a plugin is unregistered cannot hand its id to a new one and hit a stale entry.
+    key = tuple((impl.plugin_name, impl.function) for impl in impls)
     cached = _collected.get((hook_name, kind))
     if cached is not None and cached[0] == key:
         return dict(cached[1])

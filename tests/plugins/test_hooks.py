@@ -194,3 +194,24 @@ def test_every_hook_has_its_own_test():
         if name.startswith("test_hook_")
     }
     assert hooks and hooks == tests, f"hooks without a test: {sorted(hooks - tests)}"
+
+
+def test_a_plugin_replaced_by_another_is_collected_again():
+    # Each round frees the last plugin's hook function; CPython reuses freed memory at once, so
+    # a cache keyed by ids would hand a round the strategy of the round before.
+    for round_ in range(30):
+        module = types.ModuleType("test_plugin_round")
+
+        def strategy(scores, rng, _round=round_):
+            return _round
+
+        def register_selection_strategies(register, _strategy=strategy):
+            register("round", _strategy)
+
+        module.register_selection_strategies = hookimpl(register_selection_strategies)
+        pm.register(module)
+        try:
+            assert selection_strategies()["round"]([], None) == round_
+        finally:
+            pm.unregister(module)
+        del module, register_selection_strategies, strategy
