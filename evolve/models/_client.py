@@ -117,6 +117,7 @@ async def complete(
     policy: RetryPolicy = DEFAULT_POLICY,
     rng: np.random.Generator | None = None,
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    num_ctx: int | None = None,
 ) -> Completion:
     """Ask a model for one answer, retrying transient failures.
 
@@ -129,6 +130,8 @@ async def complete(
         policy: attempts and waits between them; litellm itself never retries.
         rng: draws the backoff jitter; None: a generator seeded with ``seed``.
         sleep: awaited for each wait (tests record waits instead of sleeping).
+        num_ctx: the context window to ask the server for, with this request (Ollama's
+            option; litellm passes it to Ollama's API); None sends none.
 
     Raises:
         ModelError: the call failed: not retryable, or out of attempts. ``kind`` and
@@ -155,6 +158,8 @@ async def complete(
     )
     if api_key is not None:
         kwargs["api_key"] = api_key
+    if num_ctx is not None:
+        kwargs["num_ctx"] = num_ctx
     latency = 0.0
 
     async def attempt() -> Any:

@@ -50,10 +50,11 @@ class ModelSpec(Settings):
         weight: relative share of calls under the ``weighted`` policy (positive).
         api_base: endpoint of a self-hosted model or a proxy, e.g. ``http://localhost:8000/v1``.
         temperature, max_tokens: sampling settings; None uses the run's.
-        max_context: the model's context window in tokens (what the server accepts: Ollama's
-            ``num_ctx``, llama.cpp's ``--ctx-size``, vLLM's ``--max-model-len``); prompts are
-            kept small enough to leave ``max_tokens`` of it for the answer. None: the run's
-            ``[prompts] max_context``, else litellm's model info, else only ``max_chars``.
+        max_context: the model's context window in tokens (what the server accepts:
+            llama.cpp's ``--ctx-size``, vLLM's ``--max-model-len``; for Ollama, the window
+            evoforge asks for with every request as ``num_ctx``); prompts are kept small
+            enough to leave ``max_tokens`` of it for the answer. None: the run's ``[prompts]
+            max_context``, else litellm's model info, else only ``max_chars``.
         timeout_s: seconds one attempt may take.
         api_key_env: the NAME of the environment variable holding the key (never the key);
             None lets litellm read the provider's usual variable (``OPENAI_API_KEY``,

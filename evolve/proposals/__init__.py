@@ -32,13 +32,17 @@ from evoforge.evolve.proposals._pool import (
 from evoforge.evolve.proposals._propose import EMPTY_ANSWER, ask, propose
 from evoforge.evolve.proposals._window import (
     CHARS_PER_TOKEN,
+    MIN_ANSWER_TOKENS,
+    OLLAMA_WINDOW,
     ContextWindow,
+    Fitted,
     PromptTooLarge,
     context_window,
     count_tokens,
     fit_messages,
     litellm_window,
     margin_tokens,
+    num_ctx,
 )
 from evoforge.evolve.proposals._worker import WorkerStats
 
@@ -57,13 +61,17 @@ __all__ = [
     "ask",
     # the model's context window
     "CHARS_PER_TOKEN",
+    "MIN_ANSWER_TOKENS",
+    "OLLAMA_WINDOW",
     "ContextWindow",
+    "Fitted",
     "PromptTooLarge",
     "context_window",
     "count_tokens",
     "fit_messages",
     "litellm_window",
     "margin_tokens",
+    "num_ctx",
     # where they are made
     "MAX_RESTARTS",
     "LocalProposer",

@@ -33,6 +33,8 @@ from evoforge.evolve.proposals._window import (
     context_window,
     count_tokens,
     fit_messages,
+    note_shorter_answers,
+    num_ctx,
 )
 from evoforge.islands import fingerprint
 
@@ -53,28 +55,33 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
     spec = request.spec
     window = await context_window(spec, setup.prompts)
     tick = time.thread_time()
+    answer_tokens = setup.max_tokens if spec.max_tokens is None else spec.max_tokens
     try:
-        messages = fit_messages(
+        fitted = fit_messages(
             lambda limit: build_messages(
                 setup.problem, request.context, setup.prompts, request.templates, limit=limit
             ),
             window,
-            setup.max_tokens if spec.max_tokens is None else spec.max_tokens,
+            answer_tokens,
             functools.partial(count_tokens, spec.model),
         )
     except PromptTooLarge as exc:
         failure = CallFailure.of(exc.error())
         return Proposal(request.seq, failure=failure, prompt_cpu_s=time.thread_time() - tick)
+    if fitted.answer_tokens < answer_tokens and window is not None:
+        note_shorter_answers(window, answer_tokens)
+        spec = spec.model_copy(update={"max_tokens": fitted.answer_tokens})
     prompt_cpu = time.thread_time() - tick
     try:
         completion = await complete(
             spec,
-            messages,
+            fitted.messages,
             seed=request.model_seed,
             temperature=setup.temperature,
             max_tokens=setup.max_tokens,
             policy=setup.retry,
             rng=np.random.default_rng(list(request.jitter_seed)),
+            num_ctx=num_ctx(spec.model, window),
         )
     except ModelError as exc:
         if exc.kind != "empty":

@@ -12,21 +12,27 @@ The window, in tokens, comes from the first of:
 3. litellm's model info (``max_input_tokens``, else ``max_tokens``), looked up once per model
    and endpoint in the process that builds prompts (a proposal worker). litellm does not know
    most local models (``hosted_vllm/…``, ``openai/…`` at a custom ``api_base``) and raises;
-   then there is no window, and only ``max_chars`` applies.
+   then there is no window, and only ``max_chars`` applies. For Ollama (``ollama/…``,
+   ``ollama_chat/…``) litellm asks the server for the length the model was trained on; the
+   window is at most :data:`OLLAMA_WINDOW` of it, and every request asks the server for that
+   window (``num_ctx``), so what Ollama holds is what the prompt was fitted to.
 
 The prompt may take the window less the answer's ``max_tokens`` (the model's own, else the
 run's) and a margin (:func:`margin_tokens`: chat template, tokenizer differences). That many
 tokens times :data:`CHARS_PER_TOKEN` is the prompt's size limit in characters. The built prompt
 is then counted with ``litellm.token_counter`` (tiktoken; never a tokenizer download) where it
-could be too large, and built again smaller while it is. When even the pieces that are never
-cut (the problem, the current program, the task, the answer format) do not fit, the proposal
-fails with :class:`PromptTooLarge`, a ``bad_request`` model failure that names the model, its
-window, the prompt's size and the fixes; the run goes on.
+could be too large, and built again smaller while it is. Where the pieces that are never cut
+(the problem, the current program, the task, the answer format) do not fit beside
+``max_tokens``, the answer is cut instead, to what the prompt leaves (at least
+:data:`MIN_ANSWER_TOKENS`), and the log says so once. Only when even that cannot be done does
+the proposal fail with :class:`PromptTooLarge`, a ``bad_request`` model failure that names the
+model, its window, the prompt's size and the fixes; the run goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -45,12 +51,16 @@ CHARS_PER_TOKEN = 3.0
 packs fewer characters into a token than prose (tiktoken: about 3.5 to 4 on Python), and a
 local model's tokenizer may pack fewer still. The token count afterwards corrects a miss."""
 MIN_PROMPT_TOKENS = 256
-"""Below this many tokens left for the prompt, no prompt is attempted (max_tokens is too large
-for the window)."""
+"""Fewer tokens left for the prompt beside ``max_tokens``, and the answer gets half the window
+instead (max_tokens is too large for the window)."""
+MIN_ANSWER_TOKENS = 512
+"""The shortest answer a prompt is sent for: a few SEARCH/REPLACE blocks of a few lines. A
+prompt whose fixed pieces leave less is not sent."""
 _SHRINK_STEPS = 4  # builds after the first, each smaller, while the counted prompt is too large
 _SHRINK_SLACK = 0.95  # each rebuild aims this far below the size the count asks for
 
 Messages = list[dict[str, str]]
+log = logging.getLogger("evoforge")
 
 
 class PromptTooLarge(Exception):
@@ -88,16 +98,46 @@ def margin_tokens(window: int) -> int:
     return max(64, window // 32)
 
 
+OLLAMA_PREFIXES = ("ollama/", "ollama_chat/")
+OLLAMA_WINDOW = 8192
+"""The window evoforge asks Ollama for (its ``num_ctx``, sent with every request) when the
+model was trained on more, or when the server says nothing of it. Without ``num_ctx`` Ollama
+gives a request its server's default (2048; 4096 on newer servers; ``OLLAMA_CONTEXT_LENGTH``)
+and silently cuts the beginning of a longer prompt: the task and the answer format. A larger
+window costs the server memory for every token of it: set ``max_context`` for more."""
+
+
+def is_ollama(model: str) -> bool:
+    """Whether ``model`` goes to Ollama's own API (which takes the window per request)."""
+    return model.startswith(OLLAMA_PREFIXES)
+
+
+def num_ctx(model: str, window: ContextWindow | None) -> int | None:
+    """The window to send with a request as Ollama's ``num_ctx``: the one prompts were fitted
+    to, so the server holds all of them. None for other providers (their window is the
+    server's, set where it starts)."""
+    return window.tokens if window is not None and is_ollama(model) else None
+
+
 async def context_window(spec: ModelSpec, prompts: PromptConfig) -> ContextWindow | None:
     """The window of ``spec``'s model: its own ``max_context``, else ``prompts.max_context``,
     else litellm's model info (looked up off the event loop, once per model and endpoint: for
-    Ollama it asks the server). None: unknown, only ``max_chars`` limits the prompt."""
+    Ollama it asks the server, and the window is at most :data:`OLLAMA_WINDOW`). None:
+    unknown, only ``max_chars`` limits the prompt."""
     if spec.max_context is not None:
         return ContextWindow(spec.model, spec.max_context, "its max_context")
     if prompts.max_context is not None:
         return ContextWindow(spec.model, prompts.max_context, "[prompts] max_context")
     key = (spec.model, spec.api_base)
     tokens = _known[key] if key in _known else await asyncio.to_thread(litellm_window, *key)
+    if is_ollama(spec.model):
+        if tokens is None:
+            source = "evoforge's window for Ollama models its server says nothing of"
+            return ContextWindow(spec.model, OLLAMA_WINDOW, source)
+        if tokens > OLLAMA_WINDOW:
+            source = f"at most {OLLAMA_WINDOW} of the {tokens} it was trained on, sent as num_ctx"
+            return ContextWindow(spec.model, OLLAMA_WINDOW, source)
+        return ContextWindow(spec.model, tokens, "Ollama's model info, sent as num_ctx")
     return None if tokens is None else ContextWindow(spec.model, tokens, "litellm's model info")
 
 
@@ -127,6 +167,27 @@ def _look_up(model: str, api_base: str | None) -> int | None:
     return None
 
 
+_noted: set[tuple[str, int]] = set()
+
+
+def note_shorter_answers(window: ContextWindow, answer_tokens: int) -> None:
+    """Say once per model and window, on the log, that its answers are kept shorter than
+    ``answer_tokens`` (the run's max_tokens) so that prompts fit its window."""
+    if (window.model, window.tokens) in _noted:
+        return
+    _noted.add((window.model, window.tokens))
+    log.warning(
+        "%s: max_tokens = %d leaves too little of %d tokens (%s) for the prompt; its answers "
+        "get what the prompt leaves (at least %d tokens). Set --max-tokens (about a quarter of "
+        "the window) or a larger max_context to choose the split yourself",
+        window.model,
+        answer_tokens,
+        window.tokens,
+        window.source,
+        min(answer_tokens, MIN_ANSWER_TOKENS),
+    )
+
+
 def count_tokens(model: str, messages: Messages) -> int | None:
     """``messages``' tokens as ``litellm.token_counter`` counts them for ``model``; None when it
     cannot. Never downloads a tokenizer (litellm would fetch Llama's from Hugging Face, seconds
@@ -145,13 +206,43 @@ def prompt_chars(messages: Sequence[dict[str, str]]) -> int:
     return sum(len(m["content"]) for m in messages)
 
 
+@dataclass(frozen=True)
+class Fitted:
+    """A prompt fitted to a window, and the answer's ``max_tokens`` to send with it.
+
+    Attributes:
+        messages: the chat messages.
+        answer_tokens: the run's ``max_tokens``, or fewer where the window cannot hold the
+            prompt beside that many (a small local model's window).
+    """
+
+    messages: Messages
+    answer_tokens: int
+
+
+class _NoFit(Exception):
+    """No build was small enough; the last (smallest) one, its size and how it was made."""
+
+    def __init__(self, messages: Messages, tokens: int, size: int, counted: bool, how: str):
+        super().__init__(how)
+        self.messages, self.tokens, self.size, self.counted, self.how = (
+            messages, tokens, size, counted, how
+        )  # fmt: skip
+
+
 def fit_messages(
     build: Callable[[PromptLimit | None], Messages],
     window: ContextWindow | None,
     answer_tokens: int,
     count: Callable[[Messages], int | None],
-) -> Messages:
-    """The messages ``build`` makes, within ``window`` with ``answer_tokens`` kept free.
+) -> Fitted:
+    """The messages ``build`` makes, within ``window`` beside an answer of ``answer_tokens``.
+
+    The answer keeps its ``answer_tokens`` while the prompt can have at least
+    :data:`MIN_PROMPT_TOKENS` beside it (optional pieces are left out first); else it gets half
+    the window. When even the pieces that are never cut do not fit beside that, the answer is
+    cut instead, down to :data:`MIN_ANSWER_TOKENS`: a 4k-window model with the run's 4096
+    max_tokens still gets prompts, with a shorter answer, rather than failing every call.
 
     Args:
         build: builds the messages within a size limit (None: ``max_chars`` only).
@@ -162,22 +253,44 @@ def fit_messages(
             never makes more tokens than bytes, so a smaller prompt fits uncounted).
 
     Raises:
-        PromptTooLarge: no prompt fits: ``answer_tokens`` leave too little of the window, or
-            the pieces that are never cut are larger than what is left.
+        PromptTooLarge: the pieces that are never cut are larger than the window less
+            :data:`MIN_ANSWER_TOKENS` for the answer.
     """
     if window is None:
-        return build(None)
-    allowed = window.prompt_tokens(answer_tokens)
-    kept = f"{answer_tokens} kept for the answer"
+        return Fitted(build(None), answer_tokens)
+    room = window.tokens - margin_tokens(window.tokens)  # prompt and answer together
+    answer = answer_tokens if room - answer_tokens >= MIN_PROMPT_TOKENS else room // 2
     where = f"its context window of {window.tokens} tokens (from {window.source})"
-    if allowed < MIN_PROMPT_TOKENS:
+    try:
+        messages, tokens = _fit_prompt(build, window, room - answer, answer, count)
+    except _NoFit as no_fit:
+        floor = min(answer_tokens, MIN_ANSWER_TOKENS)
+        if no_fit.tokens <= room - floor:  # the smallest prompt fits beside a shorter answer
+            return Fitted(no_fit.messages, min(answer_tokens, room - no_fit.tokens))
+        about = "" if no_fit.counted else "about "
         raise PromptTooLarge(
-            f"{window.model}: max_tokens = {answer_tokens} for the answer leaves "
-            f"{max(allowed, 0)} tokens for the prompt in {where}; lower max_tokens (e.g. "
-            f"--max-tokens {window.tokens // 4}), or use a model with a larger window and set "
-            "its max_context"
-        )
-    reason = f"the context window of {window.model} ({window.tokens} tokens, {kept})"
+            f"{window.model}: the prompt is {about}{no_fit.tokens} tokens ({no_fit.size} "
+            f"characters) {no_fit.how}, over the {room - floor} tokens left for it in {where} "
+            f"with at least {floor} kept for the answer; use a model with a larger context "
+            "window (and set its max_context), raise max_context if the server accepts more, "
+            "or make the program smaller"
+        ) from None
+    if answer < answer_tokens:  # the answer was cut: it gets all the prompt left
+        answer = min(answer_tokens, room - tokens)
+    return Fitted(messages, answer)
+
+
+def _fit_prompt(
+    build: Callable[[PromptLimit | None], Messages],
+    window: ContextWindow,
+    allowed: int,
+    answer: int,
+    count: Callable[[Messages], int | None],
+) -> tuple[Messages, int]:
+    """Messages of at most ``allowed`` tokens and their tokens; :class:`_NoFit` (with the
+    smallest build) when none is that small."""
+    kept = f"{window.tokens} tokens, {answer} kept for the answer"
+    reason = f"the context window of {window.model} ({kept})"
     chars = int(allowed * CHARS_PER_TOKEN)
     for _ in range(1 + _SHRINK_STEPS):
         messages = build(PromptLimit(chars, reason))
@@ -187,17 +300,12 @@ def fit_messages(
             counted = count(messages)
         tokens = math.ceil(size / CHARS_PER_TOKEN) if counted is None else counted
         if tokens <= allowed:
-            return messages
+            return messages, tokens
         if size > chars:  # build went over the limit it was given: nothing more to leave out
-            how = "with everything optional left out"
-            break
+            raise _NoFit(
+                messages, tokens, size, counted is not None, "with everything optional left out"
+            )
         chars = int(size * allowed / tokens * _SHRINK_SLACK)
-    else:
-        how = f"after {_SHRINK_STEPS} smaller builds"
-    about = "" if counted is not None else "about "
-    raise PromptTooLarge(
-        f"{window.model}: the prompt is {about}{tokens} tokens ({size} characters) {how}, "
-        f"over the {allowed} tokens left for it in {where}, {kept}; use a model with a larger "
-        "context window (and set its max_context), raise max_context if the server accepts "
-        "more, lower max_tokens, or make the program smaller"
+    raise _NoFit(
+        messages, tokens, size, counted is not None, f"after {_SHRINK_STEPS} smaller builds"
     )

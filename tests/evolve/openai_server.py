@@ -64,6 +64,11 @@ MODELS = ("gpt-4o-mini", "evoforge-fake")
 Answer = str | Callable[[dict[str, Any]], str]
 _POLL_S = 0.05  # how soon serve_forever notices stop(): tests stop a server each
 
+_CHAT_ROUTES = ("/v1/chat/completions", "/api/chat", "/api/generate")
+OLLAMA_DEFAULT_NUM_CTX = 2048
+"""The window Ollama gives a request that sets no ``num_ctx`` (its long-standing default; newer
+servers use 4096 or ``OLLAMA_CONTEXT_LENGTH``): what the model sees of a longer prompt."""
+
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -172,6 +177,13 @@ class OpenAIServer:
             request's ``Authorization: Bearer`` header, bare, as careless providers and
             proxies do, so that tests can check that a key sent back never reaches the
             archive or the logs.
+        ollama_context: the trained context length Ollama's ``POST /api/show`` reports (its
+            ``model_info``); None: ``/api/show`` is a 404, as on a server that is not Ollama.
+            ``POST /api/chat`` and ``/api/generate`` (Ollama's own routes, of litellm's
+            ``ollama_chat/`` and ``ollama/``) answer either way, as Ollama does:
+            a prompt longer than the request's ``options.num_ctx`` (Ollama's default, 2048,
+            when it sends none) loses its beginning, silently; ``server.truncated`` counts
+            such requests.
     """
 
     def __init__(
@@ -184,6 +196,7 @@ class OpenAIServer:
         port: int = 0,
         api_key: str | None = None,
         echo_auth: bool = False,
+        ollama_context: int | None = None,
     ) -> None:
         script = [
             f if isinstance(f, Fault) else Fault.parse(f)
@@ -196,6 +209,8 @@ class OpenAIServer:
         self.delay_s = delay_s
         self.api_key = api_key
         self.echo_auth = echo_auth
+        self.ollama_context = ollama_context
+        self.truncated = 0
         self.requests: list[Request] = []
         self.replies: list[Reply] = []
         self._lock = threading.Lock()
@@ -215,9 +230,10 @@ class OpenAIServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def chat_requests(self) -> list[Request]:
-        """The requests to ``/v1/chat/completions``, in arrival order."""
+        """The requests to ``/v1/chat/completions`` or Ollama's ``/api/chat``, in arrival
+        order."""
         with self._lock:
-            return [r for r in self.requests if r.path.endswith("/chat/completions")]
+            return [r for r in self.requests if r.path.rstrip("/") in _CHAT_ROUTES]
 
     def start(self) -> OpenAIServer:
         """Serve in a daemon thread; returns self."""
@@ -349,9 +365,15 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         self.request = Request("POST", self.path, self._headers(), body, time.monotonic())
         self.owner._record(self.request)
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        route = self.path.rstrip("/")
+        if route == "/api/show" and self.owner.ollama_context is not None:
+            self._json(200, _ollama_show(self.owner.ollama_context))
+            return
+        if route not in _CHAT_ROUTES:
             self._error(404, f"no route POST {self.path}")
             return
+        if route == "/api/generate" and isinstance(body, dict):  # one prompt, not messages
+            body = {**body, "messages": [{"role": "user", "content": str(body.get("prompt"))}]}
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             self._error(400, "the body must be a JSON object with a 'messages' list")
             return
@@ -373,7 +395,32 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, "this fake server does not stream; call without stream=True")
             return
         text = "" if fault.kind == "empty" else self.owner._answer_text(body)
+        if route in ("/api/chat", "/api/generate"):
+            self._json(200, self._ollama_answer(route, body, text))
+            return
         self._json(200, _completion(body, text, usage=fault.kind != "nousage"))
+
+    def _ollama_answer(self, route: str, body: dict[str, Any], text: str) -> dict[str, Any]:
+        options = body.get("options") or {}
+        window = int(options.get("num_ctx") or OLLAMA_DEFAULT_NUM_CTX)
+        prompt = _tokens("".join(message_text(m) for m in body["messages"]))
+        if prompt > window:
+            with self.owner._lock:
+                self.owner.truncated += 1
+        answer: dict[str, Any] = (
+            {"message": {"role": "assistant", "content": text}}
+            if route == "/api/chat"
+            else {"response": text}
+        )
+        return {
+            "model": str(body.get("model")),
+            "created_at": "2026-01-01T00:00:00Z",
+            **answer,
+            "done": True,
+            "done_reason": "stop",
+            "prompt_eval_count": min(prompt, window),
+            "eval_count": _tokens(text),
+        }
 
     def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None):
         data = json.dumps(payload).encode()
@@ -395,6 +442,17 @@ class _Handler(BaseHTTPRequestHandler):
         error = {"message": message, "type": kind, "param": None, "code": str(status)}
         headers = {"Retry-After": retry_after} if retry_after is not None else None
         self._json(status, {"error": error}, headers)
+
+
+def _ollama_show(context: int) -> dict[str, Any]:
+    """Ollama's ``/api/show`` for a model trained on ``context`` tokens (its shape, cut)."""
+    return {
+        "modelfile": "FROM fake",
+        "parameters": 'stop "<|im_end|>"',
+        "template": "{{ .Prompt }}",
+        "details": {"family": "qwen2", "parameter_size": "1.5B"},
+        "model_info": {"general.architecture": "qwen2", "qwen2.context_length": context},
+    }
 
 
 def _completion(body: dict[str, Any], text: str, *, usage: bool) -> dict[str, Any]:

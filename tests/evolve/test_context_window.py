@@ -59,12 +59,14 @@ def tokens_of(messages: list[dict[str, str]]) -> int:
 
 
 def fit(context: PromptContext, window: int, config: PromptConfig | None = None):
-    return fit_messages(
+    fitted = fit_messages(
         lambda limit: build_messages(PROBLEM, context, config, limit=limit),
         ContextWindow(FAKE, window, "a test"),
         ANSWER,
         lambda messages: count_tokens(FAKE, messages),
     )
+    assert fitted.answer_tokens == ANSWER  # these windows hold the whole answer
+    return fitted.messages
 
 
 # --- fitting a prompt into a window -----------------------------------------------------------
@@ -116,9 +118,9 @@ def test_a_tokenizer_denser_than_the_estimate_makes_the_prompt_smaller_again() -
     def build(limit):
         return build_messages(PROBLEM, context, limit=limit)
 
-    messages = fit_messages(build, window, ANSWER, dense)
+    messages = fit_messages(build, window, ANSWER, dense).messages
     assert dense(messages) <= allowed
-    estimated = fit_messages(build, window, ANSWER, lambda _: None)
+    estimated = fit_messages(build, window, ANSWER, lambda _: None).messages
     assert dense(estimated) > allowed  # without the count, the estimate alone was too large
 
 
@@ -130,15 +132,51 @@ def test_a_window_only_limits_when_tighter_than_max_chars() -> None:
     assert user == user_text(build_messages(PROBLEM, context, config))
 
 
-def test_an_answer_too_large_for_the_window_is_an_error_naming_the_fix() -> None:
-    with pytest.raises(PromptTooLarge, match=r"max_tokens = 4096 .* lower max_tokens") as info:
+def test_an_answer_too_large_for_the_window_is_cut_to_what_the_prompt_leaves() -> None:
+    """A 4k-window model with the run's default max_tokens (4096): prompts are still sent, and
+    the answer gets the rest of the window (never less than MIN_ANSWER_TOKENS)."""
+    window = ContextWindow(FAKE, 4096, "[prompts] max_context")
+    fitted = fit_messages(
+        lambda limit: build_messages(PROBLEM, big_context(), limit=limit),
+        window,
+        4096,
+        lambda messages: count_tokens(FAKE, messages),
+    )
+    room = 4096 - _window.margin_tokens(4096)
+    assert _window.MIN_ANSWER_TOKENS <= fitted.answer_tokens < 4096
+    assert tokens_of(fitted.messages) + fitted.answer_tokens <= room
+    user = user_text(fitted.messages)
+    assert f"```python\n{SEED.rstrip()}\n```" in section(user, "## Current program")
+    assert "<<<<<<< SEARCH" in user
+
+
+def test_fixed_pieces_larger_than_half_the_window_leave_a_shorter_answer() -> None:
+    """The program and task alone take most of a 2k window: the answer is cut, not the call."""
+    middling = SEED.replace("B = 2.0", "B = 2.0\n" + "C = [0, 1, 2, 3]\n" * 60)
+    context = dataclasses.replace(big_context(), parent=program(middling, 1))
+    fitted = fit_messages(
+        lambda limit: build_messages(PROBLEM, context, limit=limit),
+        ContextWindow(FAKE, 2048, "a test"),
+        ANSWER,
+        lambda messages: count_tokens(FAKE, messages),
+    )
+    room = 2048 - _window.margin_tokens(2048)
+    assert tokens_of(fitted.messages) > room - ANSWER  # would not fit beside the whole answer
+    assert _window.MIN_ANSWER_TOKENS <= fitted.answer_tokens < ANSWER
+    assert tokens_of(fitted.messages) + fitted.answer_tokens <= room
+
+
+def test_a_window_too_small_for_any_answer_is_an_error_naming_the_fix() -> None:
+    with pytest.raises(PromptTooLarge, match=r"at least 512 kept for the answer") as info:
         fit_messages(
             lambda limit: build_messages(PROBLEM, big_context(), limit=limit),
-            ContextWindow(FAKE, 4096, "[prompts] max_context"),
+            ContextWindow(FAKE, 768, "[prompts] max_context"),
             4096,
             lambda _: None,
         )
-    assert FAKE in str(info.value) and "4096 tokens (from [prompts] max_context)" in str(info.value)
+    message = str(info.value)
+    assert FAKE in message and "768 tokens (from [prompts] max_context)" in message
+    assert "larger context window" in message
 
 
 # --- where the window comes from -------------------------------------------------------------
@@ -166,13 +204,27 @@ def test_the_spec_wins_over_the_config_which_wins_over_litellm() -> None:
     [
         FAKE,
         "hosted_vllm/Qwen/Qwen2.5-Coder-1.5B-Instruct",
-        "ollama/qwen2.5-coder:1.5b",
         "offline/mutator",
     ],
 )
 def test_a_model_litellm_does_not_know_has_no_window(model: str) -> None:
     with OpenAIServer() as server:  # Ollama's look-up asks the server (/api/show): a 404 here
         assert window_of(ModelSpec(model, api_base=server.url), PromptConfig()) is None
+
+
+@pytest.mark.parametrize(
+    ("trained", "window"), [(32_768, _window.OLLAMA_WINDOW), (4096, 4096), (None, 8192)]
+)
+@pytest.mark.parametrize("prefix", ["ollama", "ollama_chat"])
+def test_an_ollama_window_is_what_evoforge_will_ask_the_server_for(prefix, trained, window):
+    """Ollama's /api/show gives the trained length; the window is at most OLLAMA_WINDOW of it,
+    and OLLAMA_WINDOW when the server says nothing (a 404)."""
+    with OpenAIServer(ollama_context=trained) as server:
+        spec = ModelSpec(f"{prefix}/qwen2.5-coder:1.5b", api_base=server.url.removesuffix("/v1"))
+        found = window_of(spec, PromptConfig())
+    assert found is not None and found.tokens == window
+    assert _window.num_ctx(spec.model, found) == window
+    assert _window.num_ctx(FAKE, found) is None  # other providers take no per-request window
 
 
 def test_litellm_is_asked_once_per_model_and_endpoint(monkeypatch) -> None:
@@ -224,6 +276,34 @@ def test_an_unknown_model_gets_max_chars_only() -> None:
     assert "set by [prompts] max_chars:" in sent.body["messages"][1]["content"]
 
 
+@pytest.mark.parametrize("prefix", ["ollama", "ollama_chat"])
+def test_ollama_is_sent_the_window_prompts_were_fitted_to(prefix) -> None:
+    """A small model with the run's default max_tokens on Ollama: every request names the
+    window as num_ctx (so the server cuts nothing: ``truncated`` counts prompts it would have
+    cut), and prompt and answer together fit it."""
+    context = big_context(parent_artifact_chars=3000)
+    setup = dataclasses.replace(setup_with(PromptConfig(), f"{prefix}/qwen2.5-coder:1.5b"))
+    setup = dataclasses.replace(setup, max_tokens=4096)
+    with OpenAIServer(answer="No change.", ollama_context=4096) as server:
+        request = ProposalRequest(
+            1,
+            context,
+            ModelSpec(setup.models[0], api_base=server.url.removesuffix("/v1")),
+            7,
+            (1, 2),
+        )
+        proposal = asyncio.run(propose(setup, request))
+        (sent,) = server.chat_requests()
+        truncated = server.truncated
+    assert proposal.completion is not None and proposal.failure is None
+    options = sent.body["options"]
+    assert options["num_ctx"] == 4096
+    assert _window.MIN_ANSWER_TOKENS <= options["num_predict"] < 4096
+    prompt = sent.body.get("messages") or [{"role": "user", "content": sent.body["prompt"]}]
+    assert tokens_of(prompt) + options["num_predict"] <= 4096
+    assert truncated == 0
+
+
 def test_a_prompt_that_cannot_fit_fails_as_a_model_call_naming_the_fix() -> None:
     huge = SEED.replace("B = 2.0", "B = 2.0\n" + "C = [0, 1, 2, 3]\n" * 400)
     context = dataclasses.replace(big_context(), parent=program(huge, 1))
@@ -238,7 +318,7 @@ def test_a_prompt_that_cannot_fit_fails_as_a_model_call_naming_the_fix() -> None
     assert message.startswith(f"{FAKE}: the prompt is ")
     assert "with everything optional left out" in message
     assert "context window of 2048 tokens (from its max_context)" in message
-    assert f"{ANSWER} kept for the answer" in message
+    assert f"at least {_window.MIN_ANSWER_TOKENS} kept for the answer" in message
     assert "larger context window" in message and "max_context" in message
     assert int(re.search(r"the prompt is (\d+) tokens", message).group(1)) > 2048 - ANSWER
 
