@@ -24,7 +24,9 @@ Decisions, each in OpenEvolve's sense unless said otherwise:
 - a program without EVOLVE-BLOCK markers is evolvable as a whole (as in OpenEvolve): one block
   around the file, marked with the language's comment syntax;
 - ``config.yaml`` is mapped by :mod:`evoforge.problems.adapters._openevolve_config`; what has
-  no meaning here is reported as ignored.
+  no meaning here is reported as ignored. A folder's other configs (``config_phase_1.yaml``,
+  which ``openevolve-run … --config`` names) are used by naming the file instead of the
+  folder: ``evoforge run examples/circle_packing/config_phase_1.yaml``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from evoforge.problems.adapters._write import GENERATED, identifier, sha256, wri
 
 EVALUATOR_FILE = "evaluator.py"
 CONFIG_FILES = ("config.yaml", "config.yml")
+CONFIG_SUFFIXES = (".yaml", ".yml")
 INITIAL_PROGRAM = "initial_program"
 STAGE_FUNCTIONS = ("evaluate_stage1", "evaluate_stage2", "evaluate_stage3")
 _COMMENT = {
@@ -87,11 +90,37 @@ def initial_programs(folder: Path) -> list[Path]:
 
 
 def detect(path: Path) -> bool:
+    """An OpenEvolve folder, or a config file inside one (``openevolve-run``'s ``--config``)."""
+    if path.is_file() and path.suffix.lower() in CONFIG_SUFFIXES:
+        path = path.parent
     return (
         path.is_dir()
         and (path / EVALUATOR_FILE).is_file()
         and not (path / SPEC_FILENAME).exists()
         and len(initial_programs(path)) == 1
+    )
+
+
+def _config_of(path: Path) -> tuple[Path, Path | None, list[str]]:
+    """The folder, the config to map, and a note naming the configs a folder run leaves
+    unread (a folder with ``config_phase_1.yaml`` and ``config_phase_2.yaml`` but no
+    ``config.yaml`` runs on OpenEvolve's defaults unless one is named)."""
+    if path.is_file():
+        return path.parent, path, []
+    config = next((path / n for n in CONFIG_FILES if (path / n).is_file()), None)
+    if config is not None:
+        return path, config, []
+    others = sorted(p.name for p in path.iterdir() if p.suffix.lower() in CONFIG_SUFFIXES)
+    if not others:
+        return path, None, []
+    return (
+        path,
+        None,
+        [
+            f"no config.yaml: OpenEvolve's defaults; to run with one of {', '.join(others)}, "
+            f"name it instead of the folder (evoforge run {path / others[0]}), as "
+            "openevolve-run's --config does"
+        ],
     )
 
 
@@ -103,11 +132,11 @@ def adapt(path: Path, options: AdaptOptions) -> Adapted:
             ``evaluate_stage1``, a mapped ``config.yaml`` setting has the wrong kind, or the
             program's EVOLVE-BLOCK markers are broken.
     """
+    path, config_path, config_notes = _config_of(path)
     evaluator = path / EVALUATOR_FILE
     initial = options.seed_file or initial_programs(path)[0]
     source = evaluator.read_text()
     functions = _functions(evaluator, source)
-    config_path = next((path / n for n in CONFIG_FILES if (path / n).is_file()), None)
     mapped = map_config(read_config(config_path), config_path) if config_path else Mapped()
     suffix = mapped.suffix or initial.suffix or ".py"
     seed, wrapped = _seed(initial, suffix)
@@ -116,7 +145,9 @@ def adapt(path: Path, options: AdaptOptions) -> Adapted:
         mapped.feature_dimensions, mapped.feature_bins, mapped.archive_size, source
     )
     objective = "fitness"
-    name = identifier(path.name, "oe")
+    # Runs of one folder with different configs are told apart by name in an archive.
+    named = config_path.stem if config_path and config_path.name not in CONFIG_FILES else None
+    name = identifier(f"{path.name}_{named}" if named else path.name, "oe")
     seed_file = f"{INITIAL_PROGRAM}{suffix}"
     spec = _spec(name, path, source, seed_file, suffix, stages, mapped, features)
     folder = write_folder(name, {SPEC_FILENAME: spec, seed_file: seed}, options.folder)
@@ -128,7 +159,7 @@ def adapt(path: Path, options: AdaptOptions) -> Adapted:
     ]
     if wrapped:
         notes.append(f"{initial.name} has no EVOLVE-BLOCK markers: the whole file evolves")
-    notes += stage_notes + features.notes
+    notes += config_notes + stage_notes + features.notes
     if config_path is not None:
         notes += mapped.notes(config_path)
     return Adapted("openevolve", path, (problem,), tuple(notes))

@@ -122,3 +122,30 @@ def test_a_run_places_programs_by_the_metric_and_the_engines_diversity(tmp_path)
         assert seed.descriptors["spread"] == pytest.approx(0.75)  # from its metrics
         assert seed.cell is not None
         assert len({p.cell for p in ok}) > 1  # not one cell per island
+
+
+def test_a_named_config_of_the_folder_is_used_as_openevolve_run_config_uses_it(tmp_path):
+    """OpenEvolve's circle_packing has config_phase_1.yaml and config_phase_2.yaml and no
+    config.yaml: the folder runs on the defaults and says how to name one; naming the file
+    maps it, under a name of its own."""
+    folder = _folder(tmp_path, None)
+    (folder / "config_phase_1.yaml").write_text(
+        "database:\n  feature_dimensions: [spread]\n  feature_bins: 4\n"
+    )
+    (folder / "config_phase_2.yaml").write_text("database:\n  feature_bins: 7\n")
+    plain = adapt(folder)
+    assert [d.name for d in plain.problems[0].descriptors] == ["size", "distance"]
+    (note,) = [n for n in plain.notes if n.startswith("no config.yaml")]
+    assert "config_phase_1.yaml, config_phase_2.yaml" in note
+    assert f"evoforge run {folder / 'config_phase_1.yaml'}" in note
+
+    resolved = resolve(str(folder / "config_phase_1.yaml"))
+    (problem,) = resolved.problems
+    assert problem.name == "oe_oe_config_phase_1"
+    assert [d.name for d in problem.descriptors] == ["spread"]  # its feature_dimensions
+    assert not any(n.startswith("no config.yaml") for n in resolved.notes)
+
+
+def test_a_yaml_file_outside_an_openevolve_folder_is_not_taken_for_one(tmp_path):
+    (tmp_path / "settings.yaml").write_text("a: 1\n")
+    assert adapt(tmp_path / "settings.yaml") is None
