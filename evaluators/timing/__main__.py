@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -25,6 +26,7 @@ from evoforge.evaluators.sandbox import (
     reply,
     run_sandboxed,
 )
+from evoforge.evaluators.timing import _lines
 from evoforge.evaluators.timing._cpu import CallgrindError, callgrind_instructions
 from evoforge.evaluators.timing._wall import interleaved_wall
 
@@ -96,7 +98,8 @@ def _callgrind(request: dict[str, Any], isolation: Isolation) -> dict[str, Any]:
                 counts[mode] = callgrind_instructions(argv, cwd=cwd, env=env, timeout_s=timeout_s)
         except CallgrindError as exc:  # a child reports no timeout status: say it apart
             return {"status": "runtime_error", "error": str(exc), "overran": exc.overran}, b""
-        return {"status": "ok", "counts": counts}, b""
+        profile = _line_profile(source, entry, preload, cwd, env, timeout_s)
+        return {"status": "ok", "counts": counts, "profile": profile}, b""
 
     memory = request.get("memory_mb")
     limits = Limits(
@@ -106,10 +109,13 @@ def _callgrind(request: dict[str, Any], isolation: Isolation) -> dict[str, Any]:
     run = run_sandboxed(job, limits, isolation)
     if run.header.get("overran") is True:
         raise RunnerFailure("timeout", f"under callgrind: {run.error}")
-    counts = _check(run, "under callgrind")["counts"]
+    header = _check(run, "under callgrind")
+    counts = header["counts"]
     total, baseline = int(counts["call"]), int(counts["import"])
+    profile = header.get("profile")
     return {
         "status": "ok",
+        "profile": profile if isinstance(profile, str) else "",
         "metrics": {
             "instructions": float(max(total - baseline, 0)),
             "instructions_total": float(total),
@@ -117,6 +123,31 @@ def _callgrind(request: dict[str, Any], isolation: Isolation) -> dict[str, Any]:
         },
         "valgrind": _valgrind_version(),
     }
+
+
+def _line_profile(
+    source: str, entry: str, preload: str, cwd: str, env: dict[str, str], timeout_s: float
+) -> str:
+    """The candidate's costliest lines (:mod:`._lines`), from one more traced call of its
+    entry; "" when that run fails or overruns (the profile is feedback, never a verdict)."""
+    argv = [sys.executable, "-c", _lines.HARNESS, entry, preload, _lines.COUNTS_FILE]
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # so an overrun kills all it started
+    )
+    try:
+        finished = proc.wait(timeout=timeout_s) == 0
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return ""
+    counts = _lines.read_counts(cwd) if finished else None
+    return _lines.line_profile(source, counts, entry) if counts else ""
 
 
 def _valgrind_version() -> str:

@@ -7,7 +7,9 @@ adds metrics (and the objectives of the same names, where the problem declares t
 - ``"callgrind"``: ``instructions`` executed by ``entry()``: a fresh sandboxed ``python``
   under ``valgrind --tool=callgrind`` (``PYTHONHASHSEED=0``) that imports the candidate and
   calls it, minus one that only imports it. Exactly repeatable, about 50x slower than native;
-  also ``instructions_total`` and ``instructions_baseline``.
+  also ``instructions_total`` and ``instructions_baseline``. The ``profile`` artifact (shown
+  in the next prompt) names the candidate's most executed lines
+  (:mod:`evoforge.evaluators.timing._lines`).
 - ``"wall"``: ``wall_s``, the median seconds of ``entry()`` over ``cpu_timing_repeats``
   (default 10) fresh sandboxed processes, interleaved with the problem's seed program
   (ABAB, ``cpu_timing_warmups`` = 2 discarded); also ``wall_iqr_s``, ``wall_seed_s``,
@@ -211,6 +213,8 @@ async def measure(problem: Problem, source: str, result: EvalResult) -> EvalResu
                 device=device,
             )
         return replace(result, artifacts=artifacts, timings=timings, device=device)
+    if reply.get("profile"):
+        artifacts["profile"] = str(reply["profile"])
     metrics = {**result.metrics, **reply["metrics"]}
     status, error, objectives, descriptors = classify_metrics(problem, metrics)
     if error:

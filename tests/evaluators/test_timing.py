@@ -17,6 +17,7 @@ from evoforge.evaluators.timing._cpu import (
     unmeasurable,
     valgrind_unavailable,
 )
+from evoforge.evaluators.timing._lines import COUNTS_FILE, line_profile, read_counts
 from evoforge.evaluators.timing._wall import compare, interleaved_wall, iqr
 from evoforge.problems import ProblemSpecError, load_problem
 
@@ -182,6 +183,12 @@ def test_callgrind_option_measures_instructions_of_the_entry_alone(tmp_path):
     assert loop.device["cpu_timing"] == "callgrind" and loop.device["valgrind"]
     assert loop.timings["cpu_timing_s"] > 0
     assert wrong.status is Status.INCORRECT and "instructions" not in wrong.metrics
+    # where the work is, for the next prompt: the loop's two lines, by times executed
+    head, first, second, *_ = loop.artifacts["profile"].splitlines()
+    assert "in one call of main()" in head
+    assert "100,001" in first and "for i in range(100000):" in first
+    assert "100,000" in second and "s += i * i" in second
+    assert "return (n - 1)" in closed.artifacts["profile"]
 
 
 def test_wall_option_compares_with_the_seed_program(tmp_path):
@@ -226,3 +233,17 @@ def test_bad_option_and_missing_valgrind_are_reported(tmp_path, monkeypatch):
     assert unmeasurable(problem) == {
         "instructions": "valgrind is not installed (e.g. `apt-get install valgrind`)"
     }
+
+
+def test_a_line_profile_ranks_lines_by_count_and_ignores_a_tampered_file(tmp_path):
+    source = "def main():\n    x = 0\n    for i in range(3):\n        x += i\n    return x\n"
+    profile = line_profile(source, {2: 1, 3: 4, 4: 3, 5: 1}, "main", top=2)
+    head, first, second = profile.splitlines()
+    assert "main()" in head
+    assert first.split() == ["4", "44.4%", "line", "3:", "for", "i", "in", "range(3):"]
+    assert second.split()[:4] == ["3", "33.3%", "line", "4:"]
+    assert line_profile(source, {}, "main") == ""
+    (tmp_path / COUNTS_FILE).write_text('["not", "counts"]')  # the candidate wrote it
+    assert read_counts(tmp_path) is None
+    (tmp_path / COUNTS_FILE).write_text('{"3": 4, "9": 0}')
+    assert read_counts(tmp_path) == {3: 4}
