@@ -305,6 +305,8 @@ def _judge(
             return _violation(f"the candidate's timing record is malformed ({exc!r})")
         if why:
             return {**_incorrect(why, metrics), "artifacts": {**artifacts, "error": why}}
+        if run.header.get("profile"):  # torch.profiler's top kernels, for the next prompt
+            artifacts["profile"] = str(run.header["profile"])[:4000]
     else:
         metrics["timing"] = NO_GPU_TIMING
     metrics["correct"] = True

@@ -48,6 +48,7 @@ from evoforge.evaluators.kernels.kernelbench._guards import (
     Violation,
     new_threads,
 )
+from evoforge.evaluators.kernels.kernelbench._profile import candidate_profile
 from evoforge.evaluators.kernels.kernelbench._timing import TimingSettings
 
 CANDIDATE_FILENAME = "<candidate>"
@@ -250,6 +251,11 @@ def _candidate(ctx: Context) -> tuple[dict[str, Any], bytes]:
         watch.check()
         if l2 is not None:
             l2.check()
+        header["profile"] = candidate_profile(  # after the checks: feedback, not a metric
+            model,
+            lambda: [_to(x, device) for x in make_inputs(ctx.task, "get_inputs", 0, 0)],
+            device,
+        )
     if build is not None:
         header["builds"] = build.builds
     header["notes"] = ctx.notes
