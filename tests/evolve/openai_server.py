@@ -12,7 +12,7 @@ In-process (a ``ThreadingHTTPServer`` in a thread)::
 As a subprocess, so that CLI tests can kill it and restart it on the same port::
 
     python -m tests.evolve.openai_server --port 0 [--delay S] [--faults SPEC] [--cycle]
-        [--echo-auth]
+        [--echo-auth] [--ollama-context N]
 
 prints ``READY http://127.0.0.1:<port>/v1`` on stdout and serves until SIGTERM or SIGINT.
 
@@ -491,6 +491,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--echo-auth", action="store_true", help="quote the key received in error bodies"
     )
+    parser.add_argument(
+        "--ollama-context",
+        type=int,
+        default=None,
+        help="serve Ollama's /api/show with this trained context length",
+    )
     args = parser.parse_args(argv)
     server = OpenAIServer(
         answer=args.answer,
@@ -500,6 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         port=args.port,
         api_key=args.api_key,
         echo_auth=args.echo_auth,
+        ollama_context=args.ollama_context,
     )
     return serve(server)
 
