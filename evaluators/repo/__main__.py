@@ -74,7 +74,7 @@ def run_stages(
     first that fails or misses its threshold; one reply per stage run, in order."""
     replies: list[dict[str, Any]] = []
     for stage in stages:
-        name, timings = str(stage["name"]), {}
+        name, timings = str(stage["name"]), dict[str, float]()
         stage_limits = dataclasses.replace(limits, timeout_s=float(stage["timeout_s"]))
         failure, metrics = run_command(
             sandbox, stage["command"], stage_limits, name, timings, declared=True
