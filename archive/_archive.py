@@ -22,7 +22,8 @@ from evoforge.archive._prompt_variants import PromptVariants
 from evoforge.archive._queries import Node
 from evoforge.archive._records import Event, LlmCall
 from evoforge.archive._runs import Runs
-from evoforge.archive._schema import is_current
+from evoforge.archive._schema import READER_PROGRAM_COLUMNS, READER_VIEWS, is_current
+from evoforge.archive._stored_files import stored_row
 from evoforge.archive._timeline import Timeline
 from evoforge.base import jsonio
 
@@ -49,40 +50,6 @@ _PAGE = 512  # rows per query when iterating, so no read statement stays open be
 
 EDIT_MATCHES: tuple[str, ...] = ("exact", "whitespace", "reindent", "fuzzy")
 """Values of ``Program.edit_match``, strictest first."""
-
-
-# What a read-only reader of an archive without a migration sees in its place (see _migrate).
-_READER_VIEWS: dict[str, tuple[str, ...]] = {
-    # m005's derived tables, computed from the programs; no Pareto front is kept (directions
-    # unknown): pareto_front() scans, as for runs created before m005
-    "m005_derived_at_scale": (
-        "CREATE TEMP VIEW run_status_counts AS SELECT run_id, status, count(*) AS n "
-        "FROM main.programs GROUP BY run_id, status",
-        "CREATE TEMP VIEW run_best_points AS SELECT p.run_id, p.seq, p.score "
-        "FROM main.programs AS p WHERE p.status = 'ok' AND p.score IS NOT NULL AND NOT EXISTS "
-        "(SELECT 1 FROM main.programs AS q WHERE q.run_id = p.run_id AND q.status = 'ok' "
-        "AND q.score >= p.score AND q.seq < p.seq)",
-        "CREATE TEMP VIEW runs AS SELECT *, NULL AS objectives_json FROM main.runs",
-        "CREATE TEMP VIEW run_pareto AS SELECT NULL AS run_id, NULL AS program_id WHERE 0",
-    ),
-    # no memory checkpoints: the prompt memory rebuilds from the programs
-    "m006_memory_states": (
-        "CREATE TEMP VIEW memory_states AS SELECT NULL AS run_id, NULL AS refresh_every, "
-        "NULL AS epoch, NULL AS state_json WHERE 0",
-    ),
-    # no prompt variants were recorded
-    "m007_search_quality": (
-        "CREATE TEMP VIEW prompt_variants AS SELECT NULL AS run_id, NULL AS id, "
-        "NULL AS parent_id, NULL AS seq, NULL AS origin, NULL AS templates_json, NULL AS note, "
-        "NULL AS created_at WHERE 0",
-    ),
-}
-# Columns of ``programs`` that a migration added, as a reader of an archive without it sees
-# them; one view over main.programs adds those of every pending migration.
-_READER_PROGRAM_COLUMNS: dict[str, str] = {
-    "m004_mining_indexes": "1 AS evaluations",  # rows before m004 used one evaluation each
-    "m007_search_quality": "NULL AS edit_match, NULL AS prompt_variant, NULL AS ast_key",
-}
 
 
 class Archive(Runs, Grids, Fronts, PromptVariants):
@@ -203,9 +170,9 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
                 f"cannot open archive {self.path} read-only: it has no evoforge tables yet; "
                 "is it an evoforge archive? A run creates them when it starts"
             )
-        views = [v for name in self.pending_migrations for v in _READER_VIEWS.get(name, ())]
-        columns = [_READER_PROGRAM_COLUMNS[n] for n in self.pending_migrations if n in
-                   _READER_PROGRAM_COLUMNS]  # fmt: skip
+        views = [v for name in self.pending_migrations for v in READER_VIEWS.get(name, ())]
+        columns = [READER_PROGRAM_COLUMNS[n] for n in self.pending_migrations if n in
+                   READER_PROGRAM_COLUMNS]  # fmt: skip
         if columns:
             views.append(
                 f"CREATE TEMP VIEW programs AS SELECT *, {', '.join(columns)} FROM main.programs"
@@ -244,11 +211,12 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
             ValueError: the program's score is NaN.
         """
         try:
-            self.conn.execute(INSERT_SQL, to_row(program))
-            self.conn.execute(
-                "DELETE FROM evaluations WHERE run_id = ? AND program_id = ?",
-                (program.run_id, program.id),
-            )
+            with self.transaction():  # the program's row and its files, or nothing
+                self.conn.execute(INSERT_SQL, stored_row(self.conn, to_row(program)))
+                self.conn.execute(
+                    "DELETE FROM evaluations WHERE run_id = ? AND program_id = ?",
+                    (program.run_id, program.id),
+                )
         except sqlite3.IntegrityError as e:
             raise self._refused(program, e) from e
         self._offer_front((program,))
@@ -263,8 +231,8 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
             ArchiveError: as :meth:`add_program`, for the first program refused (with a
                 transaction, nothing of the batch is stored then).
         """
-        rows = [to_row(p) for p in programs]
         try:
+            rows = [stored_row(self.conn, to_row(p)) for p in programs]
             self.conn.executemany(INSERT_SQL, rows)
         except sqlite3.IntegrityError as e:
             for program in programs:  # find the one refused, for the message

@@ -80,7 +80,8 @@ def repairable_failures(
     # uses idx_programs_parent (run_id, parent_id).
     rows = archive.conn.execute(
         f"{SELECT_SQL} AS p WHERE p.run_id = ? AND p.seq > ? AND p.island = ? "
-        f"AND p.status IN ({_REPAIRABLE_SQL}) AND p.source IS NOT NULL "
+        f"AND p.status IN ({_REPAIRABLE_SQL}) "
+        "AND (p.source IS NOT NULL OR p.source_files IS NOT NULL) "
         "AND p.edit_kind != 'repair' AND NOT EXISTS (SELECT 1 FROM programs AS c "
         "WHERE c.run_id = p.run_id AND c.parent_id = p.id) ORDER BY p.seq DESC LIMIT ?",
         (run_id, last - window, island, limit),

@@ -374,6 +374,44 @@ def m007_search_quality(db: Database) -> None:
     db["programs"].create_index(["run_id", "ast_key"], index_name="idx_programs_ast_key")
 
 
+@migrations()
+def m008_repository_files(db: Database) -> None:
+    """Repository programs stored as the files that differ from the run's base, by content.
+
+    A repository problem's program is a bundle of files (``problems._bundle``) of which a
+    child usually changes one: storing the whole bundle per attempt stored every unchanged
+    file again. ``file_blobs`` holds each distinct file section once (keyed by the SHA-256 of
+    its text, so identical files in any program or run cost nothing); ``run_files`` the
+    run's base (its first bundle: the seed), in bundle order; ``program_files`` the files in
+    which a program differs from that base. Such a program's ``programs.source`` is NULL and
+    ``programs.source_files`` is 1; readers get the bundle back through
+    ``archive._stored_files.SOURCE_SQL``. Columns have table-specific names so that the
+    reconstruction's correlated subquery can name the outer row's ``run_id`` and ``id``
+    under any alias.
+    """
+    db["programs"].add_column("source_files", int)  # 1: source is in program_files
+    # A blob's integer id is what the file rows hold (8 bytes, not the 64 of its hash).
+    # The hash's unique index serves the writer's look-up of a blob by content.
+    db.execute(
+        "CREATE TABLE file_blobs (blob_id INTEGER PRIMARY KEY, blob_hash TEXT NOT NULL "
+        "UNIQUE, blob_text TEXT NOT NULL) STRICT"
+    )
+    # The primary key serves the reconstruction: WHERE rf_run = ? ORDER BY rf_ord. Without
+    # rowid: the rows are small and only ever read through that key.
+    db.execute(
+        "CREATE TABLE run_files (rf_run TEXT NOT NULL REFERENCES runs(id), rf_ord INTEGER "
+        "NOT NULL, rf_path TEXT NOT NULL, rf_blob INTEGER NOT NULL, "
+        "PRIMARY KEY (rf_run, rf_ord)) STRICT, WITHOUT ROWID"
+    )
+    # The primary key serves the reconstruction's probe per base file:
+    # WHERE pf_run = ? AND pf_program = ? AND pf_path = ?.
+    db.execute(
+        "CREATE TABLE program_files (pf_run TEXT NOT NULL REFERENCES runs(id), pf_program "
+        "TEXT NOT NULL, pf_path TEXT NOT NULL, pf_blob INTEGER NOT NULL, "
+        "PRIMARY KEY (pf_run, pf_program, pf_path)) STRICT, WITHOUT ROWID"
+    )
+
+
 # Names of every migration this version knows, in order; an archive that has applied others
 # was written by a newer evoforge.
 NAMES: tuple[str, ...] = tuple(

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evoforge.archive._outcome import Status, status_of
+from evoforge.archive._stored_files import source_sql
 from evoforge.base import jsonio
 
 if TYPE_CHECKING:
@@ -180,8 +181,22 @@ COLUMNS = (
     "artifacts_json", "timings_json", "device_json", "inspirations_json", "model",
     "created_at", "evaluations", "edit_match", "prompt_variant", "ast_key",
 )  # fmt: skip
-SELECT_SQL = f"SELECT {', '.join(COLUMNS)} FROM programs"
-INSERT_SQL = f"INSERT INTO programs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+
+
+def select_list(alias: str = "") -> str:
+    """:data:`COLUMNS` as a ``SELECT`` list, ``source`` rebuilt for programs stored by files
+    (:func:`~evoforge.archive._stored_files.source_sql`); ``alias`` (``"p."``) prefixes them."""
+    return ", ".join(
+        f"{source_sql(alias)} AS source" if c == "source" else f"{alias}{c}" for c in COLUMNS
+    )
+
+
+SELECT_SQL = f"SELECT {select_list()} FROM programs"
+# The row of to_row() plus the source_files flag (see archive._stored_files.stored_row).
+INSERT_SQL = (
+    f"INSERT INTO programs ({', '.join(COLUMNS)}, source_files) "
+    f"VALUES ({', '.join('?' * (len(COLUMNS) + 1))})"
+)
 
 
 def to_row(p: Program) -> tuple[Any, ...]:

@@ -20,7 +20,7 @@ from evoforge.archive._errors import ArchiveError
 from evoforge.archive._outcome import Status, status_of
 from evoforge.archive._pareto import non_dominated
 from evoforge.archive._patch import bundle_files, file_patch
-from evoforge.archive._program import COLUMNS, ID_LENGTH, SELECT_SQL, Program, from_row
+from evoforge.archive._program import ID_LENGTH, SELECT_SQL, Program, from_row, select_list
 from evoforge.base import jsonio
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def lineage(archive: Archive, run_id: str, program_id: str) -> list[Program]:
     """
     archive.get_program(run_id, program_id)  # raises for an unknown program
     bound = archive.count_programs(run_id) + 1
-    columns = ", ".join(f"p.{c}" for c in COLUMNS)
+    columns = select_list("p.")
     rows = archive.conn.execute(
         "WITH RECURSIVE chain(rid, parent, depth) AS (SELECT rowid, parent_id, 0 FROM programs "
         "WHERE run_id = ? AND id = ? UNION ALL SELECT p.rowid, p.parent_id, c.depth + 1 "

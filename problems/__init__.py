@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from evoforge.problems._bundle import (
         BundleError,
         file_sections,
+        header,
         header_path,
         make_bundle,
         split_bundle,
@@ -57,6 +58,7 @@ _EXPORTS = {
     "find_blocks": "evoforge.problems._blocks",
     "BundleError": "evoforge.problems._bundle",
     "file_sections": "evoforge.problems._bundle",
+    "header": "evoforge.problems._bundle",
     "header_path": "evoforge.problems._bundle",
     "make_bundle": "evoforge.problems._bundle",
     "split_bundle": "evoforge.problems._bundle",
@@ -109,6 +111,7 @@ __all__ = [
     # repository bundles: several files as one program
     "BundleError",
     "file_sections",
+    "header",
     "header_path",
     "make_bundle",
     "split_bundle",

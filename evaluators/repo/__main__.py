@@ -26,6 +26,7 @@ from typing import Any
 
 from evoforge.evaluators.repo._copies import Slot, tail
 from evoforge.evaluators.sandbox import Limits, Sandbox, prepare_request, read_request, reply
+from evoforge.problems import Threshold
 
 OUTPUT_BYTES = 1 << 20  # of each stream, kept by the job (the tail is what is reported)
 
@@ -49,6 +50,11 @@ def main() -> int:
         result_mb=4,
     )
     try:
+        if request.get("stages"):
+            stages = run_stages(sandbox, request["stages"], limits)
+            stages[0]["timings"]["reset_s"] = timings["reset_s"]
+            reply({"status": "ok", "stages": stages, "sandbox": notes})
+            return 0
         failure, metrics = run_command(sandbox, request["check"], limits, "check", timings)
         if failure is None:
             failure, metrics = run_command(sandbox, request["measure"], limits, "measure", timings)
@@ -61,10 +67,59 @@ def main() -> int:
     return 0
 
 
+def run_stages(
+    sandbox: Sandbox, stages: list[dict[str, Any]], limits: Limits
+) -> list[dict[str, Any]]:
+    """Run a cascade's commands in order (see ``problems.adapters._repo_stages``), up to the
+    first that fails or misses its threshold; one reply per stage run, in order."""
+    replies: list[dict[str, Any]] = []
+    for stage in stages:
+        name, timings = str(stage["name"]), dict[str, float]()
+        stage_limits = dataclasses.replace(limits, timeout_s=float(stage["timeout_s"]))
+        failure, metrics = run_command(
+            sandbox, stage["command"], stage_limits, name, timings, declared=True
+        )
+        if failure is not None:
+            replies.append({**failure, "timings": timings})
+            break
+        threshold = stage.get("threshold")
+        miss = None
+        if threshold:
+            miss = Threshold(**threshold).miss(name, metrics)
+            if threshold["metric"] not in metrics:
+                miss = (
+                    f"stage {name!r} `{stage['command']}` printed no metric "
+                    f"{threshold['metric']!r} (its last stdout line held "
+                    f"{sorted(metrics) or 'no JSON object'}); print it there, or fix the "
+                    "stage's threshold in evoforge.toml"
+                )
+                replies.append(
+                    {
+                        "status": "incorrect",
+                        "artifacts": {"stage": name, "error": miss},
+                        "timings": timings,
+                    }  # fmt: skip
+                )
+                break
+        replies.append({"status": "ok", "metrics": metrics, "timings": timings})
+        if miss is not None:
+            break  # the cascade reads the miss from the metrics and stops here too
+    return replies
+
+
 def run_command(
-    sandbox: Sandbox, command: str, limits: Limits, stage: str, timings: dict[str, float]
+    sandbox: Sandbox,
+    command: str,
+    limits: Limits,
+    stage: str,
+    timings: dict[str, float],
+    *,
+    declared: bool = False,
 ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    """Run one stage's command: ``(a failure reply or None, the metrics a measure printed)``."""
+    """Run one stage's command: ``(a failure reply or None, the metrics it printed)``.
+
+    ``check`` prints none; ``measure`` must print them; a ``declared`` stage (of ``stages``)
+    may print them (its last stdout line, when that is a JSON object)."""
     run = sandbox.run(json.dumps({"command": command}).encode(), limits)
     timings[f"{stage}_s"] = run.eval_s
     if run.status.value != "ok":
@@ -80,10 +135,12 @@ def run_command(
     if code != 0:
         last = tail(err or out, 8) or "no output"
         artifacts["error"] = f"{stage} `{command}` exited with {code}; its last lines:\n{last}"
-        status = "incorrect" if stage == "check" else "runtime_error"
+        status = "runtime_error" if stage == "measure" else "incorrect"
         return {"status": status, "artifacts": artifacts}, {}
     if stage == "check":
         return None, {}
+    if declared and stage != "measure":
+        return None, parse_metrics(out)[0] or {}
     metrics, why = parse_metrics(out)
     if metrics is None:
         artifacts["error"] = f"measure `{command}` {why}"

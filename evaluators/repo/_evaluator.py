@@ -34,13 +34,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoforge.archive import EvalResult, Status
 from evoforge.evaluators._base import Availability, Evaluator
+from evoforge.evaluators._cascade import run_cascade
 from evoforge.evaluators.devices import cpu_fingerprint
 from evoforge.evaluators.repo._copies import SetupError, Slot
 from evoforge.evaluators.sandbox import SandboxOptions, call_runner, reply_result, server_env
 from evoforge.problems import BundleError, ProblemSpecError, split_bundle
 
 if TYPE_CHECKING:
-    from evoforge.problems import Problem
+    from evoforge.problems import Problem, Stage
 
 RUNNER = "evoforge.evaluators.repo"
 RUNNER_MARGIN_S = 60.0  # interpreter start, reset, and the two commands' sandbox set-up
@@ -57,6 +58,7 @@ class RepoOptions:
     setup: str | None = None
     setup_timeout_s: float = 900.0
     exclude: tuple[str, ...] = ()
+    stages: tuple[dict[str, Any], ...] = ()
 
     @classmethod
     def of(cls, problem: Problem) -> RepoOptions:
@@ -88,6 +90,7 @@ class RepoOptions:
             str(setup) if setup else None,
             float(options.get("setup_timeout_s", 900.0)),
             tuple(str(p) for p in options.get("exclude") or ()),
+            tuple(dict(stage) for stage in options.get("stages") or ()),
         )
 
 
@@ -175,14 +178,37 @@ class RepoEvaluator(Evaluator):
             "network": self._sandbox.sandbox_network,
             "allow_root": self._sandbox.sandbox_allow_root,
         }
+        cascade = bool(options.stages and problem.stages)
+        commands_s = 2 * problem.timeout_s
+        if cascade:
+            request["stages"] = list(options.stages)
+            commands_s = sum(float(stage["timeout_s"]) for stage in options.stages)
         start = time.perf_counter()
         reply = await call_runner(
             RUNNER,
             request,
-            deadline_s=2 * problem.timeout_s + RUNNER_MARGIN_S,
+            deadline_s=commands_s + RUNNER_MARGIN_S,
             env=server_env(self._sandbox.sandbox_env),
         )
-        return reply_result(problem, reply, time.perf_counter() - start, cpu_fingerprint())
+        caller_s = time.perf_counter() - start
+        if not cascade or reply.get("status") != "ok" or not reply.get("stages"):
+            return reply_result(problem, reply, caller_s, cpu_fingerprint())
+        return await self._fold(list(reply["stages"]), caller_s)
+
+    async def _fold(self, replies: list[dict[str, Any]], caller_s: float) -> EvalResult:
+        """The runner's per-stage replies through the engine's cascade (thresholds, metric
+        names, ``stage_reached``): each stage reads its reply, in order."""
+        problem, device = self.problem, cpu_fingerprint()
+        pending = iter(enumerate(replies))
+
+        async def run_stage(stage: Stage) -> EvalResult:
+            index, reply = next(pending, (-1, None))
+            if reply is None:  # the runner stopped earlier than the cascade: say so
+                return _failed(Status.CRASHED, f"the runner did not run stage {stage.name!r}")
+            waited = caller_s if index == 0 else 0.0  # the call's time, counted once
+            return reply_result(problem, reply, waited, device, classify=False)
+
+        return await run_cascade(problem.stages, run_stage, problem=problem)
 
     async def close(self) -> None:
         """Remove the copies; safe to call twice."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from evoforge.evolve.edits._file_rewrites import file_rewrites
 from evoforge.evolve.edits._files import FileScope
 from evoforge.evolve.edits._fuzzy import FuzzyBudget
 from evoforge.evolve.edits._indent import indent_of
@@ -84,6 +85,13 @@ def apply_edit(
     if blocks:
         source, match = _apply_diff(parent, blocks, tolerant, fuzzy_threshold)
         kind: Literal["diff", "rewrite"] = "diff"
+    elif rewrites := file_rewrites(parent, lines):
+        source = parent
+        for start, end, code in rewrites:  # last file first: earlier offsets stay valid
+            section = source[start:end]
+            section_regions = find_blocks(section, origin="parent program")
+            source = source[:start] + _apply_code(section, section_regions, code) + source[end:]
+        kind = "rewrite"
     else:
         source = _apply_rewrite(parent, regions, lines)
         kind = "rewrite"
@@ -163,7 +171,10 @@ def _rewrite_code(lines: list[str]) -> str:
 
 
 def _apply_rewrite(parent: str, regions: list[Block], lines: list[str]) -> str:
-    code = _rewrite_code(lines)
+    return _apply_code(parent, regions, _rewrite_code(lines))
+
+
+def _apply_code(parent: str, regions: list[Block], code: str) -> str:
     if not code.strip():
         raise EditError("the rewrite's code block is empty; put the whole new program in it")
     if START_MARKER in code or END_MARKER in code:

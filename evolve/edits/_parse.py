@@ -45,6 +45,7 @@ class Fence:
     tag: str
     content: str
     line: int  # 0-based index of the opening fence line
+    info: str = ""  # the whole info string, as written (```python slowstats/core.py)
 
 
 def _marker(line: str, char: str, word: str) -> bool:
@@ -172,7 +173,8 @@ def fenced_blocks(lines: list[str]) -> list[Fence]:
                 close = lines[j].strip()
                 if close.startswith(char * width) and close == char * len(close):
                     body = "".join(line + "\n" for line in lines[i + 1 : j])
-                    fences.append(Fence(tag=tag, content=body, line=i))
+                    info = text[width:].strip()
+                    fences.append(Fence(tag=tag, content=body, line=i, info=info))
                     i = j
                     break
             else:

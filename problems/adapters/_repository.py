@@ -9,7 +9,8 @@
     objectives = { runtime_s = "minimize" }
     timeout_s = 120                          # per command
     # optional: setup = "pip install -e ." (once per evaluation copy), descriptors,
-    # memory_mb, exclude = ["data/big/**"] (left out of the copies), description, run_defaults
+    # memory_mb, exclude = ["data/big/**"] (left out of the copies), description, run_defaults,
+    # [[stages]] (commands run before the check and measure: see _repo_stages)
 
 The adapter writes an ordinary problem folder for the ``repo`` evaluator
 (:mod:`evoforge.evaluators.repo`): the seed is the bundle of the evolving files
@@ -37,6 +38,12 @@ from evoforge.problems._bundle import BundleError, make_bundle
 from evoforge.problems._declaration import DescriptorRange, ProblemSpecError
 from evoforge.problems._loader import SPEC_FILENAME, load_problem
 from evoforge.problems.adapters._registry import Adapted, Adapter, AdaptOptions
+from evoforge.problems.adapters._repo_stages import (
+    RepoStage,
+    cascade_options,
+    check_stages,
+    spec_stages,
+)
 from evoforge.problems.adapters._repo_summary import summary
 from evoforge.problems.adapters._write import GENERATED, identifier, write_folder
 
@@ -61,6 +68,7 @@ class RepositoryConfig(Settings):
     setup: str | None = None
     setup_timeout_s: Annotated[float, Field(gt=0)] = Field(default=900.0, strict=False)
     exclude: Annotated[tuple[str, ...], Field(strict=False)] = ()
+    stages: Annotated[tuple[RepoStage, ...], Field(strict=False)] = ()
     descriptors: dict[str, DescriptorRange] = Field(default_factory=dict)
     description: str = ""
     options: dict[str, Any] = Field(default_factory=dict)
@@ -91,9 +99,11 @@ def read_config(path: Path) -> RepositoryConfig:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ProblemSpecError(config, "toml", f"is not valid TOML: {exc}") from None
     try:
-        return RepositoryConfig(**data)
+        parsed = RepositoryConfig(**data)
     except ConfigError as exc:
         raise ProblemSpecError(config, "fields", str(exc)) from None
+    check_stages(parsed.stages, config)
+    return parsed
 
 
 def match_files(folder: Path, patterns: tuple[str, ...], where: Path) -> list[str]:
@@ -197,6 +207,14 @@ def _spec(name: str, folder: Path, config: RepositoryConfig, paths: list[str]) -
         "setup_timeout_s": config.setup_timeout_s,
         "exclude": list(config.exclude),
     }
+    cascade = (
+        cascade_options(config.stages, config.check, config.measure, config.timeout_s)
+        if config.stages
+        else []
+    )
+    stages_line, stage_functions = spec_stages(cascade) if cascade else ("", [])
+    if cascade:
+        options["stages"] = cascade
     description = config.description or (
         f"Repository {folder.name}: change the files below so that `{config.measure}` improves "
         f"while `{config.check}` still passes. Each file is shown under a line "
@@ -220,8 +238,10 @@ def _spec(name: str, folder: Path, config: RepositoryConfig, paths: list[str]) -
         f"language = {_language(paths)!r}",
         f"options = {options!r}",
         f"run_defaults = {config.run_defaults!r}",
+        *([stages_line] if stages_line else []),
         "",
         "",
+        *stage_functions,
         "def baselines():",
         '    """The unchanged repository, checked and measured once per session."""',
         "    from evoforge.evaluators.repo import measure_base",

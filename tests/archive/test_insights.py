@@ -201,7 +201,7 @@ def test_read_only_archive_of_an_older_schema_lists_what_a_writer_would_apply(tm
     with Archive(path, read_only=True) as reader:
         assert reader.pending_migrations == (
             "m004_mining_indexes", "m005_derived_at_scale", "m006_memory_states",
-            "m007_search_quality",
+            "m007_search_quality", "m008_repository_files",
         )  # fmt: skip
         assert reader.runs() == []
 
@@ -230,15 +230,18 @@ def test_read_only_archive_of_an_older_schema_reads_programs_as_one_evaluation_e
         "DROP INDEX idx_programs_ast_key; ALTER TABLE programs DROP COLUMN ast_key; "
         "ALTER TABLE programs DROP COLUMN edit_match; "
         "ALTER TABLE programs DROP COLUMN prompt_variant; DROP TABLE prompt_variants; "
+        "ALTER TABLE programs DROP COLUMN source_files; DROP TABLE program_files; "
+        "DROP TABLE run_files; DROP TABLE file_blobs; "
         "DELETE FROM _sqlite_migrations WHERE name IN ('m004_mining_indexes', "
-        "'m005_derived_at_scale', 'm006_memory_states', 'm007_search_quality');"
+        "'m005_derived_at_scale', 'm006_memory_states', 'm007_search_quality', "
+        "'m008_repository_files');"
     )
     conn.close()
     before = path.read_bytes()
     with Archive(path, read_only=True) as reader:
         assert reader.pending_migrations == (
             "m004_mining_indexes", "m005_derived_at_scale", "m006_memory_states",
-            "m007_search_quality",
+            "m007_search_quality", "m008_repository_files",
         )  # fmt: skip
         assert reader.memory_state(run, 50) is None
         assert [s.evaluation for s in reader.timeline(run).best] == [1, 2, 3]

@@ -28,7 +28,7 @@ EXPECTED_COLUMNS = {
         "artifacts_json": "TEXT", "timings_json": "TEXT", "device_json": "TEXT",
         "inspirations_json": "TEXT", "model": "TEXT", "created_at": "REAL",
         "evaluations": "INTEGER", "edit_match": "TEXT", "prompt_variant": "TEXT",
-        "ast_key": "TEXT",
+        "ast_key": "TEXT", "source_files": "INTEGER",
     },
     "elites": {
         "run_id": "TEXT", "island": "INTEGER", "cell": "INTEGER", "program_id": "TEXT",
@@ -64,6 +64,11 @@ EXPECTED_COLUMNS = {
         "run_id": "TEXT", "id": "TEXT", "parent_id": "TEXT", "seq": "INTEGER", "origin": "TEXT",
         "templates_json": "TEXT", "note": "TEXT", "created_at": "REAL",
     },
+    "file_blobs": {"blob_id": "INTEGER", "blob_hash": "TEXT", "blob_text": "TEXT"},
+    "run_files": {"rf_run": "TEXT", "rf_ord": "INTEGER", "rf_path": "TEXT", "rf_blob": "INTEGER"},
+    "program_files": {
+        "pf_run": "TEXT", "pf_program": "TEXT", "pf_path": "TEXT", "pf_blob": "INTEGER",
+    },
 }  # fmt: skip
 EXPECTED_PKS = {
     "runs": ["id"],
@@ -78,6 +83,9 @@ EXPECTED_PKS = {
     "run_pareto": ["run_id", "program_id"],
     "memory_states": ["run_id", "refresh_every"],
     "prompt_variants": ["run_id", "id"],
+    "file_blobs": ["blob_id"],
+    "run_files": ["rf_run", "rf_ord"],
+    "program_files": ["pf_run", "pf_program", "pf_path"],
 }
 EXPECTED_INDEXES = {
     "idx_programs_top": ("programs", ["run_id", "status", "score", "seq"]),
@@ -105,6 +113,7 @@ def test_blank_file_gets_every_table(archive: Archive) -> None:
         "m005_derived_at_scale",
         "m006_memory_states",
         "m007_search_quality",
+        "m008_repository_files",
     ]
     assert migrations.pending(archive.db) == []
 

@@ -62,6 +62,29 @@ BAD = {
         "printed no JSON object on its last stdout line (it printed 'fast')",
     ),
     "unknown_field": ({"toml": TOML + 'chekc = "x"\n'}, "chekc"),
+    "stage_unknown_key": (
+        {"toml": TOML + '[[stages]]\nname = "smoke"\ncommand = "true"\ncommnd = "x"\n'},
+        "stages.0.commnd",
+    ),
+    "stage_without_command": (
+        {"toml": TOML + '[[stages]]\nname = "smoke"\n'},
+        "stages.0.command",
+    ),
+    "stage_named_check": (
+        {"toml": TOML + '[[stages]]\nname = "check"\ncommand = "true"\n'},
+        "'check' is the name of the last stages",
+    ),
+    "two_stages_one_name": (
+        {"toml": TOML + '[[stages]]\nname = "a"\ncommand = "true"\n' * 2},
+        "stages[1].name: 'a' names two stages",
+    ),
+    "threshold_on_a_metric_no_stage_prints": (
+        {
+            "toml": TOML + '[[stages]]\nname = "quick"\ncommand = "python measure.py"\n'
+            'threshold = { metric = "speed", min = 1 }\n'
+        },
+        "stage 'quick' `python measure.py` printed no metric 'speed'",
+    ),
 }
 
 
