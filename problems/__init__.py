@@ -33,16 +33,8 @@ if TYPE_CHECKING:
     from evoforge.problems._define import CACHE_ENV, define_problem
     from evoforge.problems._host import problem_unready, setup_problem
     from evoforge.problems._loader import SPEC_FILENAME, import_spec, load_problem
-    from evoforge.problems._spec import (
-        PASSED,
-        Descriptor,
-        Direction,
-        Objective,
-        Problem,
-        Stage,
-        Threshold,
-        Tuning,
-    )
+    from evoforge.problems._spec import PASSED, Descriptor, Direction, Objective, Problem
+    from evoforge.problems._stages import Stage, Threshold, Tuning
     from evoforge.problems._suites import KERNEL_SUITE, suites
     from evoforge.problems._versus import versus
 
@@ -75,9 +67,9 @@ _EXPORTS = {
     "Direction": "evoforge.problems._spec",
     "Objective": "evoforge.problems._spec",
     "Problem": "evoforge.problems._spec",
-    "Stage": "evoforge.problems._spec",
-    "Threshold": "evoforge.problems._spec",
-    "Tuning": "evoforge.problems._spec",
+    "Stage": "evoforge.problems._stages",
+    "Threshold": "evoforge.problems._stages",
+    "Tuning": "evoforge.problems._stages",
     "KERNEL_SUITE": "evoforge.problems._suites",
     "suites": "evoforge.problems._suites",
 }
