@@ -9,8 +9,9 @@ OpenEvolve folders, repositories with an ``evoforge.toml``) run unmodified throu
 (:func:`make_bundle`, :func:`split_bundle`).
 
 Names are imported on first use (:mod:`evoforge.base.lazy`): the archive and the ``evoforge``
-command use the problem model (:class:`Problem`, :class:`Direction`) without pydantic's
-declarations and the loader.
+command use the problem model (:class:`Problem`, :class:`Direction`) without pydantic, which
+the loader, the declarations and the models of a problem's parts (:class:`Stage`,
+:class:`Threshold`, :class:`Tuning`: declared and read as the same objects) bring in.
 """
 
 from __future__ import annotations

@@ -5,6 +5,11 @@ A spec file's module-level names are its declarations (``name``, ``objectives``,
 (``evaluate`` and the stages' scoring functions) are checked by the loader, which needs the
 module. Field errors become :class:`ProblemSpecError` with the file, the field as a user writes
 it (``descriptors['size']``, ``stages[0].timeout_s``) and the fix.
+
+The tables of a spec (``stages``, ``held_out``, ``tuning``) are validated into
+:class:`~evoforge.problems.Stage` and :class:`~evoforge.problems.Tuning` themselves, what the
+loaded :class:`~evoforge.problems.Problem` holds, with the problem's defaults filled in
+(:func:`~evoforge.problems._stages.stage_defaults`).
 """
 
 from __future__ import annotations

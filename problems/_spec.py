@@ -1,11 +1,11 @@
 """The problem model the engine reads: what to evolve, how it is scored, how results are binned.
 
-A :class:`Problem` is resolved and validated once, by the loader
-(:func:`~evoforge.problems.load_problem`) from a spec's declarations; its parts are the
-classes here (objectives, descriptors) and, for cascades and knob tuning, the pydantic models
-of :mod:`evoforge.problems._stages`, which the declaration validates and the problem holds as
-they are. This module imports no pydantic, so the archive and the ``evoforge`` command can read
-a problem's objectives cheaply; the stage classes are named here for type checkers only.
+A :class:`Problem` is made by the loader (:func:`~evoforge.problems.load_problem`) from a
+spec's validated declarations. Its cascade stages, their thresholds and its knob tuning are the
+pydantic models of :mod:`evoforge.problems._stages`, which the declaration validates and the
+problem holds as they are (one class per concept). This module imports no pydantic, so the
+archive and the ``evoforge`` command read objectives and descriptors cheaply; it names the
+stage classes for type checkers only.
 """
 
 from __future__ import annotations

@@ -7,9 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from evoforge.base.settings import ConfigError
 from evoforge.problems import (
+    Declaration,
     Direction,
     ProblemSpecError,
     Stage,
@@ -120,6 +123,50 @@ def test_held_out_stages_are_each_scored_by_their_own_function(make_problem):
 )
 def test_stage_defaults_come_from_the_problem(tables, held_out, expected):
     assert stage_defaults(tables, timeout_s=5, memory_mb=64, held_out=held_out) == expected
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+BOUND = st.none() | st.floats(-1e6, 1e6)
+THRESHOLDS = st.none() | st.builds(
+    lambda metric, low, high: Threshold(
+        metric=metric, min=low, max=high if low is None or high is None or high >= low else low
+    ),
+    st.text(min_size=1, max_size=8),
+    st.floats(-1e6, 1e6),
+    BOUND,
+)
+STAGES = st.builds(
+    lambda name, args, kwargs, timeout, memory, evaluate, threshold: Stage(
+        name=name,
+        args=tuple(args),
+        kwargs=kwargs,
+        timeout_s=timeout,
+        memory_mb=memory,
+        evaluate=evaluate,
+        threshold=threshold,
+    ),
+    st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True),
+    st.lists(JSON, max_size=3),
+    st.dictionaries(st.text(max_size=5), JSON, max_size=3),
+    st.floats(0.001, 1e4),
+    st.integers(1, 1 << 16),
+    st.from_regex(r"[a-z_]{1,12}", fullmatch=True),
+    THRESHOLDS,
+)
+
+
+@given(st.lists(STAGES, min_size=1, max_size=3, unique_by=lambda s: s.name))
+def test_a_stage_written_as_its_dump_declares_the_same_stage(stages):
+    # adapters write stages into spec files this way; what loads must be what was written
+    tables = [stage.model_dump() for stage in stages]
+    declared = Declaration.parse({"name": "x", "objectives": {"s": "maximize"}, "stages": tables})
+    assert declared.stages == tuple(stages)
 
 
 def test_an_invalid_problem_timeout_is_reported_not_the_stages(make_problem):
