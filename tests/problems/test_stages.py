@@ -18,6 +18,7 @@ from evoforge.problems import (
     Stage,
     Threshold,
     Tuning,
+    define_problem,
     load_problem,
 )
 from evoforge.problems._stages import stage_defaults
@@ -221,3 +222,27 @@ def test_the_problem_model_is_read_without_pydantic():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == "False"
+
+
+def test_define_problem_takes_stages_and_tuning_built_in_python(tmp_path):
+    stages = (
+        Stage(
+            name="quick",
+            args=(3,),
+            timeout_s=2.0,
+            evaluate="evaluate_quick",
+            threshold=Threshold(metric="s", min=0.5),
+        ),
+        Stage(name="full", kwargs={"n": [1, 2]}, timeout_s=5.0, memory_mb=512),
+    )
+    tuning = Tuning(trials=2, stage="quick", metric="s", direction=Direction.MINIMIZE)
+    problem = define_problem(
+        "staged",
+        seed=TRIVIAL_SEED,
+        evaluate="def evaluate_quick(o):\n    return {}\n\ndef evaluate(o):\n    return {}\n",
+        objectives={"s": "maximize"},
+        stages=list(stages),
+        tuning=tuning,
+        folder=tmp_path / "staged",
+    )
+    assert problem.stages == stages and problem.tuning == tuning
