@@ -9,8 +9,9 @@ OpenEvolve folders, repositories with an ``evoforge.toml``) run unmodified throu
 (:func:`make_bundle`, :func:`split_bundle`).
 
 Names are imported on first use (:mod:`evoforge.base.lazy`): the archive and the ``evoforge``
-command use the problem model (:class:`Problem`, :class:`Direction`) without pydantic's
-declarations and the loader.
+command use the problem model (:class:`Problem`, :class:`Direction`) without pydantic, which
+the loader, the declarations and the models of a problem's parts (:class:`Stage`,
+:class:`Threshold`, :class:`Tuning`: declared and read as the same objects) bring in.
 """
 
 from __future__ import annotations
@@ -34,16 +35,8 @@ if TYPE_CHECKING:
     from evoforge.problems._define import CACHE_ENV, define_problem
     from evoforge.problems._host import problem_unready, setup_problem
     from evoforge.problems._loader import SPEC_FILENAME, import_spec, load_problem
-    from evoforge.problems._spec import (
-        PASSED,
-        Descriptor,
-        Direction,
-        Objective,
-        Problem,
-        Stage,
-        Threshold,
-        Tuning,
-    )
+    from evoforge.problems._spec import PASSED, Descriptor, Direction, Objective, Problem
+    from evoforge.problems._stages import Stage, Threshold, Tuning
     from evoforge.problems._suites import KERNEL_SUITE, suites
     from evoforge.problems._versus import versus
 
@@ -77,9 +70,9 @@ _EXPORTS = {
     "Direction": "evoforge.problems._spec",
     "Objective": "evoforge.problems._spec",
     "Problem": "evoforge.problems._spec",
-    "Stage": "evoforge.problems._spec",
-    "Threshold": "evoforge.problems._spec",
-    "Tuning": "evoforge.problems._spec",
+    "Stage": "evoforge.problems._stages",
+    "Threshold": "evoforge.problems._stages",
+    "Tuning": "evoforge.problems._stages",
     "KERNEL_SUITE": "evoforge.problems._suites",
     "suites": "evoforge.problems._suites",
 }

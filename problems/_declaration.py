@@ -5,20 +5,32 @@ A spec file's module-level names are its declarations (``name``, ``objectives``,
 (``evaluate`` and the stages' scoring functions) are checked by the loader, which needs the
 module. Field errors become :class:`ProblemSpecError` with the file, the field as a user writes
 it (``descriptors['size']``, ``stages[0].timeout_s``) and the fix.
+
+The tables of a spec (``stages``, ``held_out``, ``tuning``) are validated into
+:class:`~evoforge.problems.Stage` and :class:`~evoforge.problems.Tuning` themselves, what the
+loaded :class:`~evoforge.problems.Problem` holds, with the problem's defaults filled in
+(:func:`~evoforge.problems._stages.stage_defaults`).
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from evoforge.base.settings import Settings, describe_item
+from evoforge.problems._stages import Stage, Threshold, Tuning, stage_defaults
 
 
 class ProblemSpecError(ValueError):
@@ -46,63 +58,6 @@ DescriptorRange = Annotated[
 """``(low, high, bins)``: a fixed range cut into equal bins."""
 
 
-class ThresholdDeclaration(Settings):
-    """The bar a cascade stage's metric must clear: inclusive bounds, at least one."""
-
-    metric: Annotated[str, Field(min_length=1)]
-    min: Number | None = None
-    max: Number | None = None
-
-    @model_validator(mode="after")
-    def _a_bound(self) -> ThresholdDeclaration:
-        if self.min is None and self.max is None:
-            raise ValueError('sets neither min nor max; use {"metric": "accuracy", "min": 0.9}')
-        if self.min is not None and self.max is not None and self.min > self.max:
-            raise ValueError(f"min {self.min!r} > max {self.max!r}; no value could pass")
-        return self
-
-
-class StageDeclaration(Settings):
-    """One cascade stage as declared (defaults are filled in by the loader)."""
-
-    name: str
-    args: Annotated[tuple[Any, ...], Lax] = ()
-    kwargs: dict[str, Any] = Field(default_factory=dict)
-    timeout_s: Annotated[float, Field(gt=0)] | None = None
-    memory_mb: Annotated[int, Field(gt=0)] | None = None
-    evaluate: str | None = None
-    threshold: ThresholdDeclaration | None = None
-
-    @field_validator("name")
-    @classmethod
-    def _identifier(cls, name: str) -> str:
-        if not name.isidentifier():
-            raise ValueError('give each stage a name that is an identifier, e.g. "quick"')
-        return name
-
-    @model_validator(mode="after")
-    def _json_arguments(self) -> StageDeclaration:
-        try:
-            json.dumps([list(self.args), self.kwargs])
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"args/kwargs cannot be sent to the candidate as JSON ({exc}); use numbers, "
-                "strings, lists and dicts"
-            ) from None
-        return self
-
-
-class TuningDeclaration(Settings):
-    """Knob tuning as declared: ``{"trials": 20}`` and optionally a stage and its metric."""
-
-    trials: Annotated[int, Field(ge=1, le=10_000)]
-    stage: str | None = None
-    metric: str | None = None
-    direction: Literal["maximize", "minimize"] | None = None
-    knobs: Annotated[int, Field(ge=1)] | None = None
-    only_improved: bool = True
-
-
 class Declaration(Settings):
     """Everything a problem declares besides its functions (see :func:`load_problem`)."""
 
@@ -116,12 +71,12 @@ class Declaration(Settings):
     preload: Annotated[tuple[str, ...], Lax] = ("numpy",)
     description: str = ""
     options: dict[str, Any] = Field(default_factory=dict)
-    stages: Annotated[tuple[StageDeclaration, ...], Lax, Field(min_length=1)] | None = None
+    stages: Annotated[tuple[Stage, ...], Lax, Field(min_length=1)] | None = None
     seed_file: str = "seed.py"
     seed_source: str | None = None
     baselines: dict[str, dict[str, Number]] = Field(default_factory=dict)
-    tuning: TuningDeclaration | None = None
-    held_out: Annotated[tuple[StageDeclaration, ...], Lax] = ()
+    tuning: Tuning | None = None
+    held_out: Annotated[tuple[Stage, ...], Lax] = ()
     requires: dict[str, str] = Field(default_factory=dict)
     run_defaults: dict[str, Any] = Field(default_factory=dict)
     language: Annotated[str, Field(min_length=1)] = "python"
@@ -132,6 +87,18 @@ class Declaration(Settings):
         if not value.isidentifier():
             raise ValueError("not a valid identifier; use letters, digits and underscores")
         return value
+
+    @field_validator("stages", "held_out", mode="before")
+    @classmethod
+    def _stage_defaults(cls, tables: Any, info: ValidationInfo) -> Any:
+        # timeout_s and memory_mb are declared (so validated) before the stages; one that is
+        # invalid is missing here and reported first, as it should be
+        return stage_defaults(
+            tables,
+            timeout_s=info.data.get("timeout_s"),
+            memory_mb=info.data.get("memory_mb"),
+            held_out=info.field_name == "held_out",
+        )
 
     @model_validator(mode="after")
     def _baselines_name_objectives(self) -> Declaration:
@@ -218,7 +185,7 @@ _FIXES = {
     "options": 'use a dict, e.g. options = {"sandbox_network": "server"}',
     "stages": 'use a list of dicts, e.g. [{"name": "quick", "args": [10], "threshold": '
     '{"metric": "accuracy", "min": 0.9}}, {"name": "full"}]; a stage has '
-    + ", ".join(StageDeclaration.model_fields),
+    + ", ".join(Stage.model_fields),
     "seed_file": 'name the seed program file, e.g. seed_file = "seed.py"',
     "seed_source": "give the seed program's text",
     "baselines": 'map each baseline to objective values, e.g. {"stock -Oz": {"text_bytes": '
@@ -251,11 +218,10 @@ def _unknown_key(path: Path | str, loc: list[Any]) -> ProblemSpecError:
     key, container = str(loc[-1]), loc[:-1]
     known: tuple[str, ...] = DECLARATIONS
     if container:
-        known = tuple(
-            StageDeclaration.model_fields
-            if container[-1] != "threshold"
-            else ThresholdDeclaration.model_fields
-        )
+        # the table the key is in: a stage (of stages or held_out), its threshold, or tuning
+        tables: dict[str, type[Settings]] = {"tuning": Tuning, "threshold": Threshold}
+        named = [part for part in container if isinstance(part, str)]
+        known = tuple(tables.get(named[-1] if named else "", Stage).model_fields)
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}? " if close else ""
     if not container:

@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from evoforge.base.settings import Settings
 from evoforge.problems._blocks import BlockError, find_blocks
 from evoforge.problems._declaration import Declaration, ProblemSpecError, declaration_error
 from evoforge.problems._loader import SPEC_FILENAME, load_problem
@@ -88,7 +89,9 @@ def define_problem(
             by the problem and a hash of its content (the same definition, the same folder).
         **declarations: any other declaration of a spec file (``descriptors``, ``entry``,
             ``timeout_s``, ``memory_mb``, ``preload``, ``evaluator``, ``options``, ``stages``,
-            ``description``), validated by the same schema.
+            ``tuning``, ``description``), validated by the same schema; stages and tuning as
+            tables or as :class:`~evoforge.problems.Stage` and
+            :class:`~evoforge.problems.Tuning`.
 
     Returns:
         The loaded problem; pass it to :func:`evoforge.run`.
@@ -127,7 +130,7 @@ def _spec_source(
     """The text of ``problem.py``: docstring, imports, declarations, constants, functions."""
     description = values.get("description")
     doc = f'"""{_docstring(description)}"""\n\n' if description else ""
-    declared = "".join(f"{k} = {v!r}\n" for k, v in values.items() if k != "description")
+    declared = "".join(f"{k} = {_plain(v)!r}\n" for k, v in values.items() if k != "description")
     declared += f"seed_file = {_SEED_FILE!r}\n"
     if isinstance(evaluate, str):
         code = textwrap.dedent(evaluate)
@@ -230,6 +233,16 @@ def _global_names(source: str, function_name: str) -> set[str]:
         elif isinstance(node, ast.Import | ast.ImportFrom):
             bound.update((a.asname or a.name).split(".")[0] for a in node.names)
     return loaded - bound - set(dir(builtins))
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain data a spec file can hold: a :class:`~evoforge.problems.Stage` or
+    :class:`~evoforge.problems.Tuning` given in Python becomes the table that declares it."""
+    if isinstance(value, Settings):
+        return value.model_dump(mode="json")
+    if isinstance(value, list | tuple):
+        return type(value)(_plain(v) for v in value)
+    return value
 
 
 def _literal(value: Any, depth: int = 0) -> bool:

@@ -73,15 +73,8 @@ from evoforge.problems._declaration import (
     ProblemSpecError,
     declaration_error,
 )
-from evoforge.problems._spec import (
-    Descriptor,
-    Direction,
-    Objective,
-    Problem,
-    Stage,
-    Threshold,
-    Tuning,
-)
+from evoforge.problems._spec import Descriptor, Direction, Objective, Problem
+from evoforge.problems._stages import Stage
 
 SPEC_FILENAME = "problem.py"
 _module_counter = itertools.count()
@@ -171,16 +164,7 @@ def load_problem(path: Path | str) -> Problem:
         stages=_stages(path, decl, names),
         baselines=decl.baselines,
         measures_baselines=measures_baselines,
-        tuning=None
-        if decl.tuning is None
-        else Tuning(
-            decl.tuning.trials,
-            decl.tuning.stage,
-            decl.tuning.metric,
-            None if decl.tuning.direction is None else Direction(decl.tuning.direction),
-            decl.tuning.knobs,
-            decl.tuning.only_improved,
-        ),
+        tuning=decl.tuning,
         held_out=_stages(path, decl, names, held_out=True),
         requires=decl.requires,
         prepares=callable(names.get("setup")),
@@ -210,53 +194,35 @@ def _check_misspellings(path: Path, names: Mapping[str, Any]) -> None:
 def _stages(
     path: Path, decl: Declaration, names: Mapping[str, Any], *, held_out: bool = False
 ) -> tuple[Stage, ...]:
-    """The declared stages (or held-out stages) with their defaults, and the scoring function
-    of each checked. A held-out stage is scored by ``evaluate_<name>``, like a stage that is
-    not the last."""
-    declared = decl.held_out if held_out else decl.stages
-    if not declared:
-        return ()
-    result: list[Stage] = []
+    """The declared stages (or held-out stages), checked against the spec's functions: names
+    unique, the last stage of the cascade scored by ``evaluate``, and every stage's scoring
+    function defined. (The declaration has filled in each stage's defaults.)"""
+    declared = (decl.held_out if held_out else decl.stages) or ()
     for index, stage in enumerate(declared):
         where = f"{'held_out' if held_out else 'stages'}[{index}]"
         last = index == len(declared) - 1 and not held_out
-        if stage.name in {s.name for s in result}:
+        if stage.name in {s.name for s in declared[:index]}:
             raise ProblemSpecError(
                 path,
                 f"{where}.name",
                 f"{stage.name!r} names two stages; stage names must be unique",
             )
-        evaluate = stage.evaluate or ("evaluate" if last else f"evaluate_{stage.name}")
-        if last and evaluate != "evaluate":
+        if last and stage.evaluate != "evaluate":
             raise ProblemSpecError(
                 path,
                 f"{where}.evaluate",
-                f"found {evaluate!r}; the last stage is scored by the problem's evaluate() "
+                f"found {stage.evaluate!r}; the last stage is scored by the problem's evaluate() "
                 "(its metrics hold the objectives): remove the key",
             )
-        if not callable(names.get(evaluate)):
+        if not callable(names.get(stage.evaluate)):
             raise ProblemSpecError(
                 path,
                 f"{where}.evaluate",
-                f"the spec defines no function {evaluate!r}; define `def {evaluate}(output) -> "
-                "dict` that scores this stage's output, or name another with "
-                '"evaluate": "my_function"',
+                f"the spec defines no function {stage.evaluate!r}; define `def "
+                f"{stage.evaluate}(output) -> dict` that scores this stage's output, or name "
+                'another with "evaluate": "my_function"',
             )
-        threshold = stage.threshold
-        result.append(
-            Stage(
-                name=stage.name,
-                timeout_s=stage.timeout_s if stage.timeout_s is not None else decl.timeout_s,
-                threshold=None
-                if threshold is None
-                else Threshold(threshold.metric, threshold.min, threshold.max),
-                evaluate=evaluate,
-                args=stage.args,
-                kwargs=dict(stage.kwargs),
-                memory_mb=stage.memory_mb if stage.memory_mb is not None else decl.memory_mb,
-            )
-        )
-    return tuple(result)
+    return tuple(declared)
 
 
 def _seed(path: Path, decl: Declaration) -> str:

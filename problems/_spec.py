@@ -1,4 +1,12 @@
-"""The problem declaration: what to evolve, how it is scored, and how results are binned."""
+"""The problem model the engine reads: what to evolve, how it is scored, how results are binned.
+
+A :class:`Problem` is made by the loader (:func:`~evoforge.problems.load_problem`) from a
+spec's validated declarations. Its cascade stages, their thresholds and its knob tuning are the
+pydantic models of :mod:`evoforge.problems._stages`, which the declaration validates and the
+problem holds as they are (one class per concept). This module imports no pydantic, so the
+archive and the ``evoforge`` command read objectives and descriptors cheaply; it names the
+stage classes for type checkers only.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evoforge.problems._stages import Stage, Tuning
 
 PASSED = "passed"
 """The objective of a correctness-only run: 1.0 for every program that passed the problem's
@@ -50,98 +61,6 @@ class Descriptor:
             return 0 if value < 0 or math.isnan(value) else self.bins - 1
         index = int((value - self.low) / (self.high - self.low) * self.bins)
         return min(max(index, 0), self.bins - 1)
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """The bar a cascade stage's metric must clear for the candidate to reach the next stage.
-
-    Bounds are inclusive; at least one is set. A metric that is missing, not a finite number,
-    or out of bounds stops the cascade with ``incorrect``.
-    """
-
-    metric: str
-    min: float | None = None
-    max: float | None = None
-
-    def miss(self, stage: str, metrics: Mapping[str, Any]) -> str | None:
-        """Why ``metrics`` miss this threshold, as an artifact for the prompt; ``None`` if met."""
-        value = metrics.get(self.metric)
-        if self.metric not in metrics:
-            return (
-                f"stage {stage!r}: threshold metric {self.metric!r} is not among the metrics "
-                f"its evaluate function returned ({sorted(metrics)}); return it from that "
-                "function or fix the threshold in the problem's `stages`"
-            )
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or not isinstance(value, int | float) or not math.isfinite(value):
-            return (
-                f"stage {stage!r}: threshold metric {self.metric!r} is {value!r}; "
-                "expected a finite number"
-            )
-        if self.min is not None and value < self.min:
-            return f"stage {stage!r}: {self.metric} {value:.6g} < {self.min:.6g} (threshold)"
-        if self.max is not None and value > self.max:
-            return f"stage {stage!r}: {self.metric} {value:.6g} > {self.max:.6g} (threshold)"
-        return None
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One step of a cascade: run the candidate's entry on this stage's input, score, compare.
-
-    Stages run cheapest first; a candidate that fails a stage, or misses its threshold, is
-    not run on the next one. Only the last stage's metrics are checked against the problem's
-    objectives and descriptors.
-
-    Attributes:
-        name: identifies the stage in metrics, timings and artifacts (``"quick"``).
-        timeout_s: wall-clock limit for this stage's run of the candidate.
-        threshold: what this stage's metrics must meet to go on; ``None``: only correctness.
-        evaluate: the spec's function that scores this stage's output; the last stage's is
-            the problem's ``evaluate``.
-        args: positional arguments for the candidate's entry function (JSON values).
-        kwargs: keyword arguments for the entry function (JSON values).
-        memory_mb: address-space limit for this stage's run.
-    """
-
-    name: str
-    timeout_s: float
-    threshold: Threshold | None = None
-    evaluate: str = "evaluate"
-    args: tuple[Any, ...] = ()
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-    memory_mb: int = 2048
-
-
-@dataclass(frozen=True)
-class Tuning:
-    """Knob tuning of candidates (see :mod:`evoforge.evaluators.tuning`).
-
-    Attributes:
-        trials: settings tried per candidate after its untuned evaluation (each one an
-            evaluation, taken from the run's budget).
-        stage: run trials through the cascade only up to this stage (None: full evaluations).
-        metric: what trials optimise (None: the primary objective); with ``stage``, a metric
-            of that stage.
-        direction: ``maximize`` or ``minimize`` for ``metric`` (None: the objective's own).
-        knobs: tune at most this many knobs per candidate, chosen at random (None: all).
-        only_improved: tune only candidates that score at least as well as their parent.
-    """
-
-    trials: int
-    stage: str | None = None
-    metric: str | None = None
-    direction: Direction | None = None
-    knobs: int | None = None
-    only_improved: bool = True
-
-    def maximize(self, problem: Problem) -> bool:
-        if self.direction is not None:
-            return self.direction is Direction.MAXIMIZE
-        name = self.metric or problem.primary.name
-        objective = next((o for o in problem.objectives if o.name == name), problem.primary)
-        return objective.direction is Direction.MAXIMIZE
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,13 @@ def ok(metrics, **timings) -> EvalResult:
     return EvalResult(Status.OK, metrics=metrics, timings=timings, device={"host": "h"})
 
 
-QUICK = Stage("quick", 1.0, Threshold("accuracy", min=0.9), evaluate="evaluate_quick")
-FULL = Stage("full", 10.0)
+QUICK = Stage(
+    name="quick",
+    timeout_s=1.0,
+    threshold=Threshold(metric="accuracy", min=0.9),
+    evaluate="evaluate_quick",
+)
+FULL = Stage(name="full", timeout_s=10.0)
 
 
 # --- the generic runner -----------------------------------------------------------------------
@@ -70,7 +75,7 @@ def test_missed_threshold_is_incorrect_and_the_next_stage_never_runs():
 
 
 def test_max_threshold_and_inclusive_bounds():
-    lean = Stage("lean", 1.0, Threshold("seconds", max=2.0))
+    lean = Stage(name="lean", timeout_s=1.0, threshold=Threshold(metric="seconds", max=2.0))
     at_bound, _ = cascade([lean, FULL], {"lean": ok({"seconds": 2.0}), "full": ok({"score": 1})})
     assert at_bound.status is Status.OK
     result, ran = cascade([lean, FULL], {"lean": ok({"seconds": 2.5})})
@@ -103,7 +108,7 @@ def test_a_failing_stage_stops_with_its_own_status_and_artifacts():
 
 
 def test_early_stage_reporting_incorrect_stops_the_cascade():
-    first = Stage("first", 1.0)
+    first = Stage(name="first", timeout_s=1.0)
     result, ran = cascade([first, FULL], {"first": ok({"correct": False, "error": "wrong shape"})})
     assert ran == ["first"]
     assert result.status is Status.INCORRECT and result.artifacts["error"] == "wrong shape"

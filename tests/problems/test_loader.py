@@ -119,9 +119,23 @@ def evaluate(o): return {}
 def test_stages_load_with_defaults(make_problem):
     problem = load_problem(make_problem(STAGED, TRIVIAL_SEED))
     assert problem.stages == (
-        Stage("quick", 0.5, Threshold("accuracy", min=0.9), "evaluate_quick", (3,), {}, 256),
-        Stage("medium", 7.0, Threshold("seconds", max=2.0), "score_medium", (), {"n": 50}, 128),
-        Stage("full", 7.0, None, "evaluate", (1000,), {}, 256),
+        Stage(
+            name="quick",
+            args=(3,),
+            timeout_s=0.5,
+            memory_mb=256,
+            evaluate="evaluate_quick",
+            threshold=Threshold(metric="accuracy", min=0.9),
+        ),
+        Stage(
+            name="medium",
+            kwargs={"n": 50},
+            timeout_s=7.0,
+            memory_mb=128,
+            evaluate="score_medium",
+            threshold=Threshold(metric="seconds", max=2.0),
+        ),
+        Stage(name="full", args=(1000,), timeout_s=7.0, memory_mb=256, evaluate="evaluate"),
     )
 
 
