@@ -32,7 +32,8 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator
 
 from evoforge.base.settings import Settings
-from evoforge.problems._declaration import ProblemSpecError, ThresholdDeclaration
+from evoforge.problems._declaration import ProblemSpecError
+from evoforge.problems._stages import Threshold
 
 RESERVED = ("check", "measure")
 """Names of the last two stages (the ``check`` and ``measure`` commands)."""
@@ -44,7 +45,7 @@ class RepoStage(Settings):
     name: str
     command: Annotated[str, Field(min_length=1)]
     timeout_s: Annotated[float, Field(gt=0)] | None = Field(default=None, strict=False)
-    threshold: ThresholdDeclaration | None = None
+    threshold: Threshold | None = None
 
     @field_validator("name")
     @classmethod
