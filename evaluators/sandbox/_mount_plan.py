@@ -240,9 +240,6 @@ def plan_filesystem(
         real = os.path.realpath(os.path.expanduser(path))
         if not os.path.lexists(real) or not any(_contains(b, real) for b in bound):
             continue  # not in the root at all
-        if _contains(real, workdir):
-            notes.append(f"{real} contains the workdir")
-            continue
         covered.setdefault(real, os.path.isdir(real))
     # A path under another hidden one is already covered (and would have no mount point).
     kept = tuple(
