@@ -156,8 +156,12 @@ class FilesystemPlan:
     def writable(self) -> tuple[str, ...]:
         """Mount points that stay writable: ``/tmp``, the workdir when it is a mount of its
         own, and ``/dev/shm``."""
-        own_mount = not self.disk_mb or not _contains("/tmp", self.workdir) or any(
-            _contains(path, self.workdir) for path, _ in (self.root.binds if self.root else ())
+        own_mount = (
+            not self.disk_mb
+            or not _contains("/tmp", self.workdir)
+            or any(
+                _contains(path, self.workdir) for path, _ in (self.root.binds if self.root else ())
+            )
         )
         return ("/tmp", *((self.workdir,) if own_mount else ()), *((SHM,) if self.shm_mb else ()))
 
@@ -235,7 +239,6 @@ def plan_filesystem(
     bound = root.visible()
     wanted = [*hidden, *(_secret_paths() if hide_secrets else ())]
     covered: dict[str, bool] = {}
-    notes = []
     for path in wanted:
         real = os.path.realpath(os.path.expanduser(path))
         if not os.path.lexists(real) or not any(_contains(b, real) for b in bound):
@@ -263,7 +266,6 @@ def plan_filesystem(
         owner=owner,
         use_setattr=use_setattr,
         make_private=_propagating_mounts(),
-        notes=tuple(notes),
         root=root,
         staging=staging_point(workdir),
         gpu=wants_gpu,

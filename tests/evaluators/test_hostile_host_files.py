@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from evoforge.archive import Archive
-from tests.conftest import ROOT
 from evoforge.evaluators import Status
 from evoforge.evaluators.sandbox._mount_plan import COVERED
+from tests.conftest import ROOT
 from tests.evaluators.conftest import dedent, run_candidates
 from tests.evaluators.hostile import ROOT_OPTIONS
 
