@@ -1,31 +1,34 @@
-"""Filesystem isolation of a sandboxed child: what is bound where, planned once in the server.
+"""Filesystem isolation of a sandboxed child: what its root holds, planned once in the server.
 
 Planned once in the server (:func:`plan_filesystem`, which also finds out once per process
 what this host allows), applied in each child before its request arrives
-(:func:`~evoforge.evaluators.sandbox._mounts.apply_filesystem`). In the child's own mount
-namespace (mounts made private, so nothing propagates back to the host):
+(:func:`~evoforge.evaluators.sandbox._mounts.apply_filesystem`). The child gets a mount
+namespace of its own (nothing propagates back to the host) whose root is a fresh ``tmpfs``,
+not the host's ``/`` (:mod:`~evoforge.evaluators.sandbox._root` says what it holds and why):
 
 - every mount is read-only, ``nosuid`` and ``nodev`` (``mount_setattr`` with ``AT_RECURSIVE``;
-  on kernels before 5.12, each mount point of ``/proc/self/mountinfo`` is remounted);
-- the workdir is a fresh ``tmpfs`` of ``disk_mb`` (the candidate's disk quota: writing more
-  fails with ``ENOSPC``; its pages count against the candidate's memory cgroup, and it is gone
-  with the candidate), or without a quota the host's directory bind-mounted on itself; either
-  way the only writable place on disk (it is also ``HOME`` and ``TMPDIR``; ``/tmp`` and
-  ``/var/tmp`` are read-only);
-- ``/dev/shm`` is a fresh, size-capped ``tmpfs`` (``multiprocessing`` needs it), so nothing
-  written there outlives the run or reaches the host's;
-- device nodes can be opened only where allowed (``/dev/null``, ``/dev/zero``, ``/dev/full``,
-  ``/dev/random``, ``/dev/urandom`` and accelerators): each is bind-mounted on
-  itself without ``nodev``; disks, ``/dev/kmsg``, ``/dev/kvm`` and the rest cannot be opened;
-- hidden paths (the problem folder, credential files of the server user) are covered by an
-  empty read-only ``tmpfs`` (a hidden file: by a device node that cannot be opened).
+  on kernels before 5.12, each mount point of ``/proc/self/mountinfo`` is remounted) but
+  ``/tmp``, the workdir and ``/dev/shm``;
+- ``/tmp`` is a fresh ``tmpfs`` of ``disk_mb`` (the candidate's disk quota: writing more fails
+  with ``ENOSPC``; its pages count against the candidate's memory cgroup, and it is gone with
+  the candidate), and the workdir (also ``HOME`` and ``TMPDIR``) is a folder of it, so both
+  share the quota; without a quota the workdir is the host's directory, bound as it is (a
+  repository's copy), and ``/tmp`` a private ``tmpfs`` of :data:`TMP_MB`;
+- ``/dev/shm`` is a fresh, size-capped ``tmpfs`` (``multiprocessing`` needs it);
+- ``/dev`` holds only the device nodes allowed (``/dev/null``, ``/dev/zero``, ``/dev/full``,
+  ``/dev/random``, ``/dev/urandom`` and accelerators; NVIDIA's only for GPU requests), each a
+  bind of the host's node;
+- hidden paths inside what is bound (the problem folder when the project's ``problems``
+  package is imported from, credential files) are covered by an empty read-only ``tmpfs`` (a
+  hidden file: by a device node that cannot be opened).
 
 Root gets this with a plain mount namespace; another user through a user namespace of its own (uid
 and gid mapped to themselves). Where neither is allowed (a container without ``CAP_SYS_ADMIN``, user
 namespaces disabled), the plan says so and why, and children run without it. A child that then drops
 every capability (:mod:`evoforge.evaluators.sandbox._caps`) cannot undo any of it: remounting,
 unmounting and ``mount_setattr`` need ``CAP_SYS_ADMIN``, and in a user namespace of its own the
-kernel locks the flags and mounts it inherited.
+kernel locks the flags and mounts it inherited. The host's tree is detached after the pivot:
+no path, ``..`` or descriptor of the child leads back to it.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evoforge.evaluators.sandbox._caps import has_sys_admin
+from evoforge.evaluators.sandbox._gpu import gpu_paths, is_nvidia_node
 from evoforge.evaluators.sandbox._host import load_libc
 from evoforge.evaluators.sandbox._mounts import (
     SHM,
@@ -49,6 +53,7 @@ from evoforge.evaluators.sandbox._mounts import (
     compile_steps,
     resolve_functions,
 )
+from evoforge.evaluators.sandbox._root import RootLayout, plan_root, staging_point
 
 DEVICES = (
     "/dev/null",
@@ -88,11 +93,14 @@ SECRET_PATHS = (
 """Credential files and folders under the server user's home, hidden when they exist. A
 best-effort list: name others in ``Isolation.hidden_paths``."""
 
-COVERED = ("/home", "/root", "/srv", "/mnt", "/media", "/opt", "/var")
+COVERED = ("/home", "/root", "/srv", "/mnt", "/media", "/opt", "/var", "/tmp")
 """Folders of people's and services' data (home folders, project checkouts, other runs'
-archives, service state), each covered by an empty ``tmpfs`` in which only what candidates
-import (the Python installation, a venv, the project's packages: ``keep``) is bound back at
-its own path. One that holds the workdir stays visible (noted)."""
+archives, service state, the host's temporary files): not in a candidate's root, but for
+what it imports from them (the Python installation, a venv, the project's packages), bound
+at its own path (``/tmp`` is the candidate's own)."""
+
+TMP_MB = 256
+"""Size of a candidate's private ``/tmp`` when it has no disk quota (``disk_mb`` 0)."""
 
 _MODES = ("mount namespace", "user namespace")
 
@@ -104,12 +112,14 @@ class FilesystemPlan:
     Attributes:
         mode: ``"mount namespace"`` (root), ``"user namespace"`` (any user), or ``""``.
         why_off: when ``mode`` is empty, why (``"not asked"``, or what the host refused).
-        workdir: the one writable directory.
-        hidden: ``(path, is_dir)`` pairs to cover.
+        workdir: the candidate's working directory (in its quota, or bound without one).
+        hidden: ``(path, is_dir)`` pairs to cover (only those inside what is bound).
         devices: device nodes that stay openable.
         shm_mb: size of the private ``/dev/shm`` (0: none, it stays read-only).
-        disk_mb: size of the workdir's ``tmpfs`` (0: the host's directory, bound).
-        owner: ``(uid, gid)`` that owns the workdir's ``tmpfs`` (the candidates' user).
+        disk_mb: the quota: size of the ``tmpfs`` of ``/tmp`` and the workdir (0: the workdir
+            is the host's directory, bound, and ``/tmp`` a private ``tmpfs`` of ``tmp_mb``).
+        tmp_mb: size of the private ``/tmp`` without a quota.
+        owner: ``(uid, gid)`` that owns the workdir (the candidates' user).
         use_setattr: ``mount_setattr`` works here (Linux >= 5.12); else remount each mount.
         make_private: the server's namespace has shared or slave mounts, so each child makes
             its copy private (about 0.1 ms; a server in a private namespace of its own,
@@ -117,12 +127,10 @@ class FilesystemPlan:
         notes: paths that were asked to be hidden and are not, with why.
         ipc_namespace: also unshare an IPC namespace (System V objects, POSIX queues).
         proc: mount a fresh, read-only ``/proc`` (the child runs in the candidates' PID
-            namespace, so it shows that namespace only).
-        reach: ``(folder, paths)`` pairs: each folder (one the candidate's user may not
-            traverse, e.g. a 0700 home) is covered by an empty traversable ``tmpfs`` in which
-            ``paths`` (the Python installation, a venv, the project's packages) are bound back
-            at their own places, so a candidate that runs as an unprivileged user can import
-            from them and sees nothing else of the folder (see ``candidate_user``).
+            namespace, so it shows that namespace only); else the host's is bound read-only.
+        root: what the minimal root holds (:mod:`~evoforge.evaluators.sandbox._root`).
+        staging: the folder of the host's tree the root's ``tmpfs`` is built on.
+        gpu: the candidates get the GPU (:mod:`~evoforge.evaluators.sandbox._gpu`).
     """
 
     mode: str
@@ -132,14 +140,30 @@ class FilesystemPlan:
     devices: tuple[str, ...] = ()
     shm_mb: int = 0
     disk_mb: int = 0
+    tmp_mb: int = TMP_MB
     owner: tuple[int, int] | None = None
     use_setattr: bool = True
     make_private: bool = True
     notes: tuple[str, ...] = ()
     ipc_namespace: bool = False
     proc: bool = False
-    reach: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    root: RootLayout | None = None
+    staging: str = "/tmp"
+    gpu: bool = False
     steps: tuple[tuple[Any, ...], ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def writable(self) -> tuple[str, ...]:
+        """Mount points that stay writable: ``/tmp``, the workdir when it is a mount of its
+        own, and ``/dev/shm``."""
+        own_mount = (
+            not self.disk_mb
+            or not _contains("/tmp", self.workdir)
+            or any(
+                _contains(path, self.workdir) for path, _ in (self.root.binds if self.root else ())
+            )
+        )
+        return ("/tmp", *((self.workdir,) if own_mount else ()), *((SHM,) if self.shm_mb else ()))
 
     def describe(self) -> dict[str, str]:
         """What the plan protects, for a server's handshake (``sandbox_info``)."""
@@ -147,17 +171,23 @@ class FilesystemPlan:
             return {"filesystem": f"off: {self.why_off}"}
         shm = f", private {SHM} ({self.shm_mb} MiB)" if self.shm_mb else ""
         if self.disk_mb:
-            shm += f", disk quota {self.disk_mb} MiB (the workdir is a private tmpfs)"
-        hidden = ", ".join(path for path, _ in self.hidden) or "none"
+            shm += f", disk quota {self.disk_mb} MiB (the workdir and a private /tmp, one tmpfs)"
+        else:
+            shm += f", a private /tmp ({self.tmp_mb} MiB; the workdir is the host's folder)"
+        hidden = ", ".join(path for path, _ in self.hidden) or "none inside what is visible"
         if self.notes:
             hidden += f" (not hidden: {'; '.join(self.notes)})"
-        kept = sorted({path for _, paths in self.reach for path in paths})
-        covered = ", ".join(folder for folder, _ in self.reach) or "none"
+        visible = ", ".join(self.root.visible()) if self.root else ""
+        if self.root and self.root.skipped:
+            visible += f" (left out, holding other data: {', '.join(self.root.skipped)})"
         return {
-            "filesystem": f"read-only except the workdir{shm} ({self.mode})",
+            "filesystem": f"a minimal root, read-only except the workdir{shm} ({self.mode})",
+            "visible": visible + "; /dev (the devices below), /proc, /tmp (private)",
             "hidden": hidden,
-            "covered": f"{covered} (empty but for: {', '.join(kept) or 'nothing'})",
             "devices": ", ".join(self.devices) or "none",
+            "gpu": "given: " + ", ".join(("NVIDIA nodes", *gpu_paths(), "AF_UNIX, NUMA calls"))
+            if self.gpu
+            else "not requested",
         }
 
 
@@ -169,28 +199,32 @@ def plan_filesystem(
     hide_secrets: bool = True,
     devices: tuple[str, ...] = DEVICES,
     shm_mb: int = 64,
-    reach: tuple[tuple[str, tuple[str, ...]], ...] = (),
     disk_mb: int = 0,
     owner: tuple[int, int] | None = None,
-    cover: tuple[str, ...] = (),
     keep: tuple[str, ...] = (),
+    gpu: bool | None = None,
 ) -> FilesystemPlan:
     """Plan the isolation of children that work in ``workdir`` (in the server, once).
 
     Args:
-        workdir: the children's working directory, the only writable place.
-        hidden: paths to cover; missing ones are skipped, and one that contains the workdir
-            is left visible (both noted in :meth:`FilesystemPlan.describe`).
+        workdir: the children's working directory, the only writable place but ``/tmp``.
+        hidden: paths to cover; those outside what the root holds are not there anyway, and
+            one that contains the workdir is left visible (noted in
+            :meth:`FilesystemPlan.describe`).
         enabled: ``False`` plans nothing.
         hide_secrets: also hide :data:`SECRET_PATHS` under the server user's home.
         devices: glob patterns of the device nodes that stay openable.
         shm_mb: size of the private ``/dev/shm``.
-        disk_mb: the disk quota: the workdir becomes a private ``tmpfs`` of this size (0: none).
-        owner: who owns that ``tmpfs`` (the candidates' user; None: this process's).
-        cover: folders to cover with an empty ``tmpfs`` (:data:`COVERED`), binding back the
-            paths of ``keep`` inside them.
-        keep: what candidates must still read under ``cover`` (real paths).
+        disk_mb: the disk quota of ``/tmp`` and the workdir together (0: none, the workdir is
+            the host's directory).
+        owner: who owns the workdir (the candidates' user; None: this process's).
+        keep: what candidates must read besides the system (what the server imports, the
+            libraries it loaded, a problem's data); bound read-only at their own paths.
+        gpu: give the candidates the GPU (None: when an NVIDIA node is allowed and not hidden
+            by ``CUDA_VISIBLE_DEVICES``; :func:`~evoforge.evaluators.sandbox._gpu.gpu_requested`).
     """
+    from evoforge.evaluators.sandbox._gpu import gpu_requested
+
     if not enabled:
         return FilesystemPlan("", why_off="not asked")
     mode, why_off, use_setattr = _host_support()
@@ -198,16 +232,17 @@ def plan_filesystem(
         return FilesystemPlan("", why_off=why_off)
     resolve_functions()
     workdir = os.path.realpath(workdir)
+    nodes = _device_nodes(devices)
+    wants_gpu = gpu_requested(gpu, nodes)
+    owner = owner or (os.geteuid(), os.getegid())
+    root = plan_root(workdir, keep, gpu_paths() if wants_gpu else (), owner)
+    bound = root.visible()
     wanted = [*hidden, *(_secret_paths() if hide_secrets else ())]
     covered: dict[str, bool] = {}
-    notes = []
     for path in wanted:
         real = os.path.realpath(os.path.expanduser(path))
-        if not os.path.lexists(real):
-            continue
-        if _contains(real, workdir):
-            notes.append(f"{real} contains the workdir")
-            continue
+        if not os.path.lexists(real) or not any(_contains(b, real) for b in bound):
+            continue  # not in the root at all
         covered.setdefault(real, os.path.isdir(real))
     # A path under another hidden one is already covered (and would have no mount point).
     kept = tuple(
@@ -217,67 +252,25 @@ def plan_filesystem(
     )
     usable_devices = tuple(
         path
-        for path in _device_nodes(devices)
-        if not any(_contains(hidden_path, path) for hidden_path, _ in kept)
+        for path in nodes
+        if (wants_gpu or not is_nvidia_node(path))
+        and not any(_contains(hidden_path, path) for hidden_path, _ in kept)
     )
-    reach, covered_notes = _cover(cover, keep, reach, workdir, kept)
-    notes.extend(covered_notes)
     plan = FilesystemPlan(
         mode,
         workdir=workdir,
         hidden=kept,
         devices=usable_devices,
-        shm_mb=shm_mb if os.path.isdir(SHM) and not _contains(SHM, workdir) else 0,
+        shm_mb=shm_mb if os.path.isdir(SHM) else 0,
         disk_mb=disk_mb,
-        owner=owner or (os.geteuid(), os.getegid()),
+        owner=owner,
         use_setattr=use_setattr,
         make_private=_propagating_mounts(),
-        notes=tuple(notes),
-        reach=reach,
+        root=root,
+        staging=staging_point(workdir),
+        gpu=wants_gpu,
     )
     return dataclasses.replace(plan, steps=compile_steps(plan))
-
-
-def _cover(
-    cover: tuple[str, ...],
-    keep: tuple[str, ...],
-    reach: tuple[tuple[str, tuple[str, ...]], ...],
-    workdir: str,
-    hidden: tuple[tuple[str, bool], ...],
-) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], list[str]]:
-    """``reach`` with the ``cover`` folders added (each with the ``keep`` paths inside it);
-    a reach folder inside a covered one is merged into it (the cover's folders are
-    traversable). Also what could not be covered, and why."""
-    notes = []
-    folders: dict[str, set[str]] = {}
-    for path in cover:
-        real = os.path.realpath(path)
-        if not os.path.isdir(real) or real in folders:
-            continue
-        if _contains(real, workdir):
-            notes.append(f"{real} holds the workdir")
-        elif any(_contains(os.path.realpath(k), real) for k in keep):
-            notes.append(f"{real} is needed whole")
-        elif not any(_contains(h, real) for h, _ in hidden):
-            folders[real] = set()
-    for folder, paths in reach:
-        outer = next((f for f in folders if _contains(f, folder)), None)
-        if outer is None:
-            folders.setdefault(folder, set()).update(paths)
-        else:
-            folders[outer].update(paths)
-    for path in keep:
-        real = os.path.realpath(path)
-        for folder in folders:
-            if _contains(folder, real) and real != folder and os.path.exists(real):
-                folders[folder].add(real)
-    # A folder covered whole needs no bind of what is inside another bound one.
-    merged = []
-    for folder in sorted(folders):
-        inside = folders[folder]
-        kept = sorted(p for p in inside if not any(o != p and _contains(o, p) for o in inside))
-        merged.append((folder, tuple(kept)))
-    return tuple(merged), notes
 
 
 def with_namespaces(plan: FilesystemPlan, *, ipc: bool, proc: bool) -> FilesystemPlan:
@@ -308,7 +301,7 @@ def _host_support() -> tuple[str, str, bool]:
     if libc is None:
         return "", "needs Linux mount namespaces", True
     scratch = tempfile.mkdtemp(prefix="evoforge-probe-")
-    for name in ("work", "hidden"):
+    for name in ("work", "data", "data/hidden"):
         os.mkdir(os.path.join(scratch, name))
     errors_r, errors_w = os.pipe()
     try:
@@ -330,7 +323,7 @@ def _host_support() -> tuple[str, str, bool]:
         for fd in (errors_r, errors_w):
             if fd >= 0:
                 os.close(fd)
-        for folder in ("work", "hidden", ""):
+        for folder in ("work", "data/hidden", "data", ""):
             with contextlib.suppress(OSError):
                 os.rmdir(os.path.join(scratch, folder))
     code = os.waitstatus_to_exitcode(status)
@@ -350,13 +343,17 @@ def _probe_child(scratch: str, errors_w: int) -> int:
             failures.append(f"{mode}: no CAP_SYS_ADMIN")
             continue
         for use_setattr in (True, False):
+            work = os.path.join(scratch, "work")
             plan = FilesystemPlan(  # the same kinds of mounts a child makes
                 mode,
-                workdir=os.path.join(scratch, "work"),
-                hidden=((os.path.join(scratch, "hidden"), True),),
+                workdir=work,
+                hidden=((os.path.join(scratch, "data", "hidden"), True),),
                 devices=_device_nodes(("/dev/null",)),
                 shm_mb=1 if os.path.isdir(SHM) else 0,
+                disk_mb=1,
                 use_setattr=use_setattr,
+                root=plan_root(work, (os.path.join(scratch, "data"),)),
+                staging=staging_point(work),
             )
             pid = os.fork()
             if pid == 0:

@@ -7,14 +7,15 @@ For each run of :class:`~evoforge.evaluators.sandbox.Sandbox`:
   whole group is killed, and descendants that left the group (``setsid`` in a grandchild) are
   found and killed too, because the server is a child subreaper (Linux; see
   :func:`evoforge.evaluators.sandbox._host.harden_server`);
-- a fresh, empty working directory is its cwd, ``HOME`` and ``TMPDIR``, and the only place on
-  disk it can write: a private ``tmpfs`` of ``Isolation.disk_mb`` (its disk quota; more is
-  ``ENOSPC``, and a run that failed on it is ``disk_limit``); it runs in a private mount
-  namespace where everything else is read-only,
-  device nodes other than ``/dev/null`` and friends (and accelerators) cannot be opened,
-  ``/dev/shm`` is its own, and hidden paths (the problem's folder, credential files) are
-  covered by empty mounts (:mod:`evoforge.evaluators.sandbox._mount_plan`; as root directly,
-  as another user through a user namespace, and off, saying why, where the host allows neither);
+- a fresh, empty working directory is its cwd, ``HOME`` and ``TMPDIR``; with a private ``/tmp``
+  the only places on disk it can write, one ``tmpfs`` of ``Isolation.disk_mb`` (its disk quota;
+  more is ``ENOSPC``, and a run that failed on it is ``disk_limit``); it runs in a private mount
+  namespace whose root is a minimal one (:mod:`evoforge.evaluators.sandbox._root`: the system,
+  what it imports, a minimal ``/etc``), read-only, with only ``/dev/null`` and friends (and
+  accelerators; NVIDIA's for GPU requests) in its ``/dev``, its own ``/dev/shm``, and hidden
+  paths inside what is bound (the problem's folder, credential files) covered by empty mounts
+  (:mod:`evoforge.evaluators.sandbox._mount_plan`; as root directly, as another user through a
+  user namespace, and off, saying why, where the host allows neither);
 - no capabilities: a candidate that runs as root cannot remount, unmount, load modules, or
   read other processes' memory (:mod:`evoforge.evaluators.sandbox._caps`), and
   ``PR_SET_NO_NEW_PRIVS`` keeps setuid binaries from giving any back;
@@ -98,8 +99,9 @@ def host_isolation() -> dict[str, str]:
         report["user"] = f"off: {exc}"
     mode = filesystem_mode()
     report["mount namespace"] = (
-        f"on: read-only view but the workdir, a private tmpfs of the disk quota; "
-        f"{', '.join(COVERED)} empty but for what candidates import ({mode})"
+        f"on: a minimal root ({mode}): /usr and /bin, /lib*, what candidates import, a minimal "
+        "/etc, their own /dev, /proc and /dev/shm, read-only; the workdir and a private /tmp "
+        f"share the disk quota; nothing of {', '.join(COVERED)} but what they import"
         if mode
         else "off: the host refuses it"
     )

@@ -81,6 +81,7 @@ class Sandbox:
             self._env.update(HOME=workdir, TMPDIR=workdir)
         self._ready: Child | None = None
         self._rlimit_lines: dict[Limits, bytes] = {}
+        reached = tuple(path for _, paths in isolation.reach for path in paths)
         plan = plan_filesystem(
             workdir,
             tuple(isolation.hidden_paths),
@@ -88,11 +89,10 @@ class Sandbox:
             hide_secrets=isolation.hide_secrets,
             devices=tuple(isolation.devices),
             shm_mb=isolation.shm_mb,
-            reach=isolation.reach,
             disk_mb=isolation.disk_mb,
             owner=isolation.user,
-            cover=isolation.cover if isolation.filesystem else (),
-            keep=(*_imported_from(), *isolation.keep) if isolation.cover else (),
+            keep=(*_imported_from(), *isolation.keep, *reached) if isolation.filesystem else (),
+            gpu=isolation.gpu,
         )
         if isolation.reach and not plan.mode:
             raise SandboxError(
@@ -103,7 +103,7 @@ class Sandbox:
         why_no_pid, why_no_ipc = namespaces_here(isolation.namespaces, plan.mode)
         plan = with_namespaces(plan, ipc=not why_no_ipc, proc=not why_no_pid)
         self._pid_ns = None if why_no_pid else PidNamespace()
-        seccomp, why_no_seccomp = filter_program(isolation.unix_sockets)
+        seccomp, why_no_seccomp = filter_program(isolation.unix_sockets, plan.gpu)
         self._containment = Containment(workdir, plan, seccomp)
         self._cgroup = (
             candidate_cgroup(f"{os.getpid()}-{id(self):x}")
@@ -118,7 +118,7 @@ class Sandbox:
             seccomp=seccomp is not None,
             why_no_seccomp=why_no_seccomp,
             cgroup=self._cgroup,
-            unix_sockets=isolation.unix_sockets,
+            unix_sockets=isolation.unix_sockets or plan.gpu,
         )
         """Which protections the children get, and why any is off (for ``sandbox_info``)."""
 
@@ -241,7 +241,7 @@ def run_sandboxed(
 def _imported_from() -> tuple[str, ...]:
     """What this process imports from (the Python installation, site-packages, the project's
     packages, ``sys.path``) and the folders of the shared libraries it has loaded (a
-    toolkit's, say under ``/opt``): the paths a child must still read under covered folders."""
+    toolkit's, say under ``/opt``): what a child's minimal root must hold besides the system."""
     essential, other = python_paths()
     libraries = set()
     with contextlib.suppress(OSError), open("/proc/self/maps") as maps:

@@ -43,7 +43,9 @@ What stops working in candidates: ``multiprocessing`` managers and ``forkserver`
 on a UNIX socket), ``logging.handlers.SysLogHandler``, debuggers and profilers that attach to a
 process, CUDA IPC between processes (``pidfd_getfd``). A problem that needs UNIX sockets says
 ``sandbox_unix_sockets`` (``Isolation.unix_sockets``): then only ``AF_UNIX`` is let through; the
-rest of the filter stays.
+rest of the filter stays. A GPU request gets ``AF_UNIX`` and the NUMA policy calls (``mbind``,
+``get_mempolicy``, ``set_mempolicy``) too: the NVIDIA driver fails without them
+(:mod:`~evoforge.evaluators.sandbox._gpu`).
 """
 
 from __future__ import annotations
@@ -170,7 +172,12 @@ def _assemble(source: list[_Op | str]) -> list[tuple[int, int, int, int]]:
     return program
 
 
-def _source(machine: str, unix_sockets: bool) -> list[_Op | str]:
+_GPU_CALLS = ("mbind", "get_mempolicy", "set_mempolicy")
+"""NUMA policy calls the NVIDIA driver makes (:mod:`~evoforge.evaluators.sandbox._gpu`):
+allowed for GPU requests, with ``AF_UNIX``."""
+
+
+def _source(machine: str, unix_sockets: bool, gpu: bool = False) -> list[_Op | str]:
     """The filter's instructions for ``machine`` (one of :data:`_ARCHES`), with labels."""
     arch, numbers = _ARCHES[machine]
     source: list[_Op | str] = [
@@ -185,7 +192,7 @@ def _source(machine: str, unix_sockets: bool) -> list[_Op | str]:
     for name in _NOT_THERE:
         source.append((_JEQ_K, numbers[name], "nosys", None))
     for name in REFUSED:
-        if name in numbers:
+        if name in numbers and not (gpu and name in _GPU_CALLS):
             source.append((_JEQ_K, numbers[name], "eperm", None))
     families = (_AF_INET, _AF_INET6, _AF_UNIX) if unix_sockets else (_AF_INET, _AF_INET6)
     source += [
@@ -223,19 +230,21 @@ def _source(machine: str, unix_sockets: bool) -> list[_Op | str]:
 
 
 @functools.cache
-def filter_program(unix_sockets: bool = False) -> tuple[Any, str]:
+def filter_program(unix_sockets: bool = False, gpu: bool = False) -> tuple[Any, str]:
     """``(prog, "")`` ready for ``prctl``, or ``(None, why not)`` on this machine.
 
     Args:
         unix_sockets: let ``AF_UNIX`` sockets (and pairs of every type) through; the rest of
             the filter stays.
+        gpu: a GPU request: ``AF_UNIX`` and the NUMA policy calls the driver needs are let
+            through (:mod:`~evoforge.evaluators.sandbox._gpu` says why that is safe).
     """
     if load_libc() is None:
         return None, "needs Linux seccomp"
     machine = platform.machine()
     if machine not in _ARCHES:
         return None, f"no filter for the {machine} architecture"
-    program = _assemble(_source(machine, unix_sockets))
+    program = _assemble(_source(machine, unix_sockets or gpu, gpu))
     filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
     prog = _SockFprog(len(program), filters)
     prog._keep = filters

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evoforge.archive import Status
-from evoforge.evaluators.sandbox._mount_plan import COVERED, DEVICES
+from evoforge.evaluators.sandbox._mount_plan import DEVICES
 
 Job = Callable[[bytes], tuple[dict[str, Any], bytes]]
 """Called in the child with the request bytes; returns ``(header, payload)``, where ``header``
@@ -55,8 +55,9 @@ class Isolation:
             here, so servers normally unshare once for all their children instead
             (:func:`~evoforge.evaluators.sandbox._host.enter_network_namespace` at start-up).
         env: extra environment variables for the child.
-        filesystem: run the child in a private mount namespace where only its workdir (and
-            a private ``/dev/shm``) can be written
+        filesystem: run the child in a private mount namespace whose root holds only what
+            it needs (the system, what the server imports, ``keep``), read-only, and where only
+            its workdir, a private ``/tmp`` and ``/dev/shm`` can be written
             (see :mod:`evoforge.evaluators.sandbox._mount_plan`).
         hidden_paths: files and folders the child must not read (e.g. the problem's folder):
             each is covered by an empty read-only mount. Needs ``filesystem``.
@@ -66,17 +67,14 @@ class Isolation:
             (:data:`~evoforge.evaluators.sandbox._mount_plan.DEVICES` by default: the usual
             character devices and accelerators).
         shm_mb: size of the child's private ``/dev/shm``.
-        disk_mb: the child's disk quota: its workdir (also its ``HOME`` and ``TMPDIR``) is a
-            private ``tmpfs`` of this size, empty at its start and gone with it; writing more
-            fails with ``ENOSPC`` and the run ends ``disk_limit``. Its pages count against the
-            memory cgroup too. 0: the workdir is the host's directory, unlimited but by
-            ``RLIMIT_FSIZE`` per file. Needs ``filesystem``.
-        cover: folders of people's and services' data to cover with an empty ``tmpfs``, in
-            which only what the child imports is bound back
-            (:data:`~evoforge.evaluators.sandbox._mount_plan.COVERED` by default: ``/home``,
-            ``/root``, ``/srv``, ``/mnt``, ``/media``, ``/opt``, ``/var``). Needs ``filesystem``.
-        keep: more paths bound back inside ``cover`` (a problem's data; what it imports, and
-            the folders of the shared libraries the server has loaded, are kept anyway).
+        disk_mb: the child's disk quota: its workdir (also its ``HOME`` and ``TMPDIR``) and
+            its private ``/tmp`` share a ``tmpfs`` of this size, empty at its start and gone
+            with it; writing more fails with ``ENOSPC`` and the run ends ``disk_limit``. Its
+            pages count against the memory cgroup too. 0: the workdir is the host's directory
+            (bound), unlimited but by ``RLIMIT_FSIZE`` per file. Needs ``filesystem``.
+        keep: more paths the child's root holds, read-only (a problem's data; what the
+            server imports, and the folders of the shared libraries it has loaded, are there
+            anyway).
         namespaces: run children in a PID namespace of the server's candidates (with their
             own read-only ``/proc``; emptied after each candidate) and give each its own IPC
             namespace (System V objects and POSIX queues die with it), where the host allows
@@ -86,8 +84,12 @@ class Isolation:
             (:mod:`evoforge.evaluators.sandbox._seccomp`).
         cgroup: limit and account the memory of the child's whole process tree in a cgroup,
             where the host allows (:mod:`evoforge.evaluators.sandbox._cgroup`).
-        reach: folders the child's user may not traverse and what to bind back in them so it
-            can import (``FilesystemPlan.reach``; :func:`candidate_user` computes it).
+        reach: folders the child's user may not traverse and what in them it must import
+            (:func:`candidate_user` computes it): those paths are bound into its root, whose
+            own folders are traversable.
+        gpu: give the child the GPU (the NVIDIA nodes and what the driver needs,
+            :mod:`~evoforge.evaluators.sandbox._gpu`); None: when an NVIDIA node is among
+            ``devices`` and ``CUDA_VISIBLE_DEVICES`` does not hide every GPU.
     """
 
     user: tuple[int, int] | None = None
@@ -99,12 +101,12 @@ class Isolation:
     devices: tuple[str, ...] = DEVICES
     shm_mb: int = 64
     disk_mb: int = DEFAULT_DISK_MB
-    cover: tuple[str, ...] = COVERED
     keep: tuple[str, ...] = ()
     namespaces: bool = True
     unix_sockets: bool = False
     cgroup: bool = True
     reach: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    gpu: bool | None = None
 
 
 @dataclass

@@ -55,27 +55,40 @@ def test_writes_land_in_a_private_workdir_that_is_emptied(probe):
     assert not (cwd / "evoforge-escape-probe.txt").exists()
 
 
-def test_the_problem_folder_and_declared_paths_are_hidden_and_said_so(probe, tmp_path):
+def test_the_problem_folder_and_host_tmp_are_absent_and_declared_files_bound(probe, tmp_path):
+    """The minimal root holds nothing of the host's /tmp (where this problem, its hidden data
+    and its neighbours live) but the file the problem declares visible, read-only."""
     data = tmp_path / "data"
     data.mkdir()
     (data / "reference.txt").write_text("42")
     (tmp_path / "visible.txt").write_text("fine")
+    (tmp_path / "neighbour.txt").write_text("secret")
     # As root: as nobody the test's tmp dir (0700) would hide everything anyway.
-    folder = probe(options={**ROOT_OPTIONS, "sandbox_hidden_paths": ["../data"]})  # rel. to spec
+    options = {
+        **ROOT_OPTIONS,
+        "sandbox_hidden_paths": ["../data"],  # relative to the spec
+        "sandbox_visible_paths": ["../visible.txt"],
+    }
+    folder = probe(options=options)
     info = sandbox_info(folder)
     require_filesystem(info)
-    assert str(folder) in info["hidden"] and str(data) in info["hidden"]
     assert {"filesystem", "hidden", "devices", "capabilities"} <= set(info)
-    paths = [str(folder), str(data), str(tmp_path / "visible.txt")]
+    visible, neighbour = str(tmp_path / "visible.txt"), str(tmp_path / "neighbour.txt")
+    paths = [str(folder), str(data), visible, neighbour]
     source = LISTS.replace("PATHS", repr(paths))
     (result,) = run_candidates(folder, source)
     assert result.status is Status.OK, result.artifacts
-    seen = result.metrics["echo"]
-    assert seen == {str(folder): [], str(data): [], str(tmp_path / "visible.txt"): "fine"}
+    absent = "FileNotFoundError"
+    assert result.metrics["echo"] == {
+        str(folder): absent,
+        str(data): absent,
+        visible: "fine",
+        neighbour: absent,
+    }
     assert (folder / "problem.py").exists() and (data / "reference.txt").exists()
 
 
-def test_a_one_file_problem_hides_its_spec_file_only(tmp_path):
+def test_a_one_file_problem_and_its_neighbours_are_absent(tmp_path):
     spec = tmp_path / "single.py"
     spec.write_text(
         "name = 'single'\nobjectives = {'score': 'maximize'}\npreload = []\n"
@@ -87,9 +100,12 @@ def test_a_one_file_problem_hides_its_spec_file_only(tmp_path):
     source = LISTS.replace("PATHS", repr([str(spec), str(tmp_path / "neighbour.txt")]))
     (result,) = run_candidates(spec, source)
     assert result.status is Status.OK, result.artifacts
-    # Covered by a device node on a nodev mount: it cannot be opened at all.
+    # The host's /tmp is not in the minimal root: neither the spec nor its neighbour exists.
     neighbour = str(tmp_path / "neighbour.txt")
-    assert result.metrics["echo"] == {str(spec): "PermissionError", neighbour: "fine"}
+    assert result.metrics["echo"] == {
+        str(spec): "FileNotFoundError",
+        neighbour: "FileNotFoundError",
+    }
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="as another user, writes to root's files fail anyway")

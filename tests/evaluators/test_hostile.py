@@ -14,8 +14,11 @@ from tests.evaluators.hostile import SET_NAME, marked_processes, require_filesys
 def test_the_candidates_run_as_root_with_every_protection_on(roomy):
     info = roomy.evaluator.sandbox_info
     require_filesystem(info)
-    assert info["filesystem"].startswith("read-only except the workdir"), info
-    assert str(roomy.folder) in info["hidden"]
+    assert info["filesystem"].startswith("a minimal root, read-only except the workdir"), info
+    # the problem's folder (in the host's /tmp) is not in the root at all
+    bound = info["visible"].split("; ")[0].split(", ")
+    assert not any(str(roomy.folder).startswith(path.rstrip("/") + "/") for path in bound), info
+    assert "/tmp (private)" in info["visible"]
     assert info["capabilities"].startswith(("all dropped", "none held"))
     if os.geteuid() == 0:
         assert info["user"].startswith("uid 0 (root, as asked")

@@ -8,6 +8,8 @@ A candidate's workdir (also its ``HOME`` and ``TMPDIR``) is a private ``tmpfs`` 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from evoforge.evaluators import Status
@@ -35,6 +37,16 @@ ATTACKS = {
                         f.write(chunk)
             return {"metrics": {"score": 1.0, "size": 1.0}}
     """,
+    "tmp-folder": """
+        import os
+        def main():
+            chunk = b"x" * 2**20
+            for n in range(80):  # the private /tmp shares the workdir's quota
+                with open(f"/tmp/part{n}", "wb") as f:
+                    for _ in range(64):
+                        f.write(chunk)
+            return {"metrics": {"score": 1.0, "size": 1.0}}
+    """,
 }
 
 
@@ -55,6 +67,7 @@ def test_writes_stop_at_the_disk_quota(roomy, unprivileged, outside, attack, who
     assert f"disk quota of {quota} MiB" in result.artifacts["error"]
     assert "No space left on device" in result.artifacts["error"]
     assert workdir_leftovers(hostile.evaluator) == []
+    assert not any(os.path.exists(f"/tmp/part{n}") for n in range(80))  # the host's /tmp
     after = hostile.run("import os\ndef main():\n    return {'files': os.listdir('.')}\n")
     assert after.status is Status.OK and after.metrics["echo"]["files"] == []  # a fresh quota each
 

@@ -23,13 +23,16 @@ from tests.evaluators.conftest import (
 def test_writes_outside_the_workdir_fail(roomy, outside, target):
     path = str(roomy.folder / outside.name) if target == "problem" else outside.targets[target]
     source = f"def main():\n    open({path!r}, 'w').write('x')\n    return 1\n"
-    with outside:
+    with outside:  # checks that nothing outside changed
         result = roomy.run(source)
-    assert result.status is Status.RUNTIME_ERROR, result.artifacts
-    # /var is covered by an empty read-only tmpfs (COVERED): its tmp is not there at all.
-    refusals = ("Read-only file system", "No such file") if target == "var-tmp" else ("Read-only",)
-    assert any(refusal in result.artifacts["error"] for refusal in refusals), result.artifacts
     assert not os.path.lexists(path)
+    if target == "tmp":  # the candidate's /tmp is its own: the write lands there, not here
+        assert result.status is Status.OK, result.artifacts
+        return
+    assert result.status is Status.RUNTIME_ERROR, result.artifacts
+    # What the minimal root holds is read-only; the rest (the host's /tmp, /var) is not there.
+    refusals = ("Read-only file system", "No such file")
+    assert any(refusal in result.artifacts["error"] for refusal in refusals), result.artifacts
 
 
 TRICKS = {
@@ -55,23 +58,23 @@ TRICKS = {
     "chmod-canary": "import os\ndef main():\n    os.chmod(CANARY, 0o777)\n",
     "delete-canary": "import os\ndef main():\n    os.unlink(CANARY)\n",
     "touch-canary": "import os\ndef main():\n    os.utime(CANARY, (0, 0))\n",
-    "mkdir-etc": "import os\ndef main():\n    os.mkdir(TARGET.replace('/tmp/', '/etc/'))\n",
+    "mkdir-etc": "import os\ndef main():\n    os.mkdir(TARGET.replace('/usr/', '/etc/'))\n",
 }
 
 
 @pytest.mark.parametrize("trick", TRICKS)
 def test_tricks_to_write_outside_fail(roomy, outside, trick):
     source = (
-        dedent(TRICKS[trick])
-        .replace("TARGET", repr(outside.targets["tmp"]))
+        dedent(TRICKS[trick])  # (the candidate's /tmp is its own: aim at the read-only root)
+        .replace("TARGET", repr(outside.targets["tmp"].replace("/tmp/", "/usr/")))
         .replace("CANARY", repr(str(outside.canary)))
     )
     with outside:
         result = roomy.run(source)
     assert result.status is Status.RUNTIME_ERROR, result.artifacts
-    assert any(
+    assert any(  # the canary is not in the candidate's root at all; the rest is read-only
         why in result.artifacts["error"]
-        for why in ("Read-only file system", "Invalid cross-device link")
+        for why in ("Read-only file system", "Invalid cross-device link", "No such file")
     ), result.artifacts["error"]
 
 
@@ -143,7 +146,7 @@ def main():
         wrote = 0
     except OSError as exc:
         wrote = exc.errno
-    return {"escape": escaped, "write": wrote, "folder": os.listdir(FOLDER)}
+    return {"escape": escaped, "write": wrote}
 """
 
 
@@ -151,16 +154,16 @@ def main():
 def test_remounting_or_unmounting_fails(roomy, outside, escape):
     source = (
         ESCAPE_MAIN.replace("ESCAPE", dedent(ESCAPES[escape]))
-        .replace("TARGET", repr(outside.targets["tmp"]))
-        .replace("FOLDER", repr(str(roomy.folder)))
+        .replace("TARGET", repr(f"/etc/{outside.name}"))
+        .replace("FOLDER", repr("/usr"))
     )
     with outside:
         result = roomy.run(source)
     assert result.status is Status.OK, result.artifacts
     outcome = result.metrics["echo"]
     assert outcome["escape"] != 0
-    assert outcome["write"] == errno.EROFS
-    assert outcome["folder"] == []  # still hidden
+    assert outcome["write"] == errno.EROFS  # the root's /etc is read-only
+    assert not os.path.lexists(f"/etc/{outside.name}")
 
 
 def test_deleting_its_own_workdir_harms_no_later_candidate(roomy, outside):
@@ -171,12 +174,13 @@ def test_deleting_its_own_workdir_harms_no_later_candidate(roomy, outside):
             here = os.getcwd()
             os.chdir("/")
             errors = []
-            for path in (here, {str(roomy.folder)!r}, {str(outside.tmp_canaries)!r}):
+            for path in ({str(roomy.folder)!r}, {str(outside.tmp_canaries)!r}, "/usr/bin"):
                 try:
                     shutil.rmtree(path)
                 except OSError as exc:
                     errors.append(exc.errno)
-            return {{"errors": errors, "left": os.listdir(here)}}
+            shutil.rmtree(here)  # its own: allowed, and gone with it
+            return {{"errors": errors, "left": os.path.exists(here)}}
     """
     after = """
         import os
@@ -188,7 +192,8 @@ def test_deleting_its_own_workdir_harms_no_later_candidate(roomy, outside):
     with outside:
         deleted, fine, fine_again = roomy.run(deletes), roomy.run(after), roomy.run(after)
     assert deleted.status is Status.OK, deleted.artifacts
-    # Its contents go; the workdir itself sits in a read-only folder, as does everything else.
-    assert deleted.metrics["echo"] == {"errors": [errno.EROFS] * 3, "left": []}
+    # The problem and the canaries are not in its root; the system is read-only.
+    errors = [errno.ENOENT, errno.ENOENT, errno.EROFS]
+    assert deleted.metrics["echo"] == {"errors": errors, "left": False}
     assert fine.status is fine_again.status is Status.OK
     assert fine.metrics["echo"] == fine_again.metrics["echo"] == {"found": []}

@@ -1,8 +1,10 @@
 """Hostile candidates, third round: the host's data folders (harness: ``hostile.py``).
 
-Home folders, ``/root``, ``/srv``, ``/mnt``, ``/media``, ``/opt`` and ``/var`` are covered by
-an empty ``tmpfs`` in which only what candidates import is bound back: a candidate that walks
-them for planted marker files and archives finds none, and still imports what it needs.
+A candidate's root holds only the system, what it imports and its own ``/tmp``: home folders,
+``/root``, ``/srv``, ``/mnt``, ``/media``, ``/opt``, ``/var``, the host's ``/tmp`` (other
+runs' archives, the workdir's siblings) and the rest of the project checkout are not there. A
+candidate that walks ``/`` for planted marker files and archives finds none, and still imports
+what it needs.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import errno
 import os
 import secrets
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,15 +22,18 @@ import pytest
 from evoforge.archive import Archive
 from evoforge.evaluators import Status
 from evoforge.evaluators.sandbox._mount_plan import COVERED
+from tests.conftest import ROOT
 from tests.evaluators.conftest import dedent, run_candidates
 from tests.evaluators.hostile import ROOT_OPTIONS
 
 SEARCH = """
 import os
 def main():
-    import decimal, sqlite3, json  # the standard library, imported now, is still there
+    import decimal, json  # the standard library, imported now, is still there
     found = []
     for top in TOPS:
+        if os.path.islink(top):
+            continue
         for folder, dirs, files in os.walk(top):
             found += [os.path.join(folder, n) for n in files + dirs if MARK in n]
             found += [os.path.join(folder, n) for n in files if n.endswith((".db", ".db-wal"))]
@@ -56,8 +62,20 @@ def planted(tmp_path_factory):
         (folder / "secret.txt").write_text(f"{mark} secret\n")
         Archive(folder / "other-run.db").close()
         paths += [str(folder / "secret.txt"), str(folder / "other-run.db")]
+    # Beside what candidates import: in the project checkout, and an archive beside the fork
+    # servers' workdirs (the host's /tmp, where other runs keep theirs).
+    project = ROOT / f".{mark}"
+    project.mkdir()
+    made.append(project)
+    (project / "secret.txt").write_text(f"{mark} secret\n")
+    sibling = Path(tempfile.gettempdir()) / f"{mark}-sibling-run.db"
+    Archive(sibling).close()
+    made.append(sibling)
+    paths += [str(project / "secret.txt"), str(sibling)]
     yield mark, paths
     for folder in made:
+        with contextlib.suppress(OSError):
+            folder.unlink()
         with contextlib.suppress(OSError):
             shutil.rmtree(folder)
 
@@ -66,7 +84,9 @@ def planted(tmp_path_factory):
 def test_a_candidate_finds_nothing_of_the_hosts_data(roomy, unprivileged, outside, planted, who):
     hostile = roomy if who == "root" else unprivileged
     mark, paths = planted
-    tops = [top for top in COVERED if os.path.isdir(top)]
+    # The whole root but the system's own folders (long to walk, and bound from the host as
+    # they are: no data of anyone's lives there).
+    tops = [f"/{name}" for name in os.listdir("/") if name not in ("usr", "proc", "sys", "dev")]
     source = SEARCH.replace("TOPS", repr(tops)).replace("MARK", repr(mark))
     with outside:
         result = hostile.run(source.replace("PLANTED", repr(paths)))

@@ -24,18 +24,23 @@ def supported(monkeypatch):
     monkeypatch.setattr(mount_plan, "_host_support", lambda: ("mount namespace", "", True))
 
 
-def test_plan_hides_what_exists_once_and_notes_what_it_cannot(supported, tmp_path):
-    workdir, outer, absent = tmp_path / "box" / "run", tmp_path / "outer", tmp_path / "absent"
+def test_plan_hides_what_exists_once_and_leaves_out_what_holds_the_workdir(supported, tmp_path):
+    workdir, data = tmp_path / "box" / "run", tmp_path / "data"
+    outer, absent, elsewhere = data / "outer", data / "absent", tmp_path / "elsewhere"
     workdir.mkdir(parents=True)
     (outer / "inner").mkdir(parents=True)
     (outer / "file").write_text("x")
-    hidden = (str(outer), str(outer / "inner"), str(outer / "file"), str(absent), str(tmp_path))
-    plan = mount_plan.plan_filesystem(str(workdir), hidden, hide_secrets=False)
-    assert plan.hidden == ((str(outer), True),)  # the rest is inside it, or missing
-    assert plan.notes == (f"{tmp_path} contains the workdir",)
+    elsewhere.mkdir()
+    hidden = (str(outer), str(outer / "inner"), str(outer / "file"), str(absent), str(elsewhere))
+    keep = (str(data), str(tmp_path / "box"))  # the second holds the workdir: left out
+    plan = mount_plan.plan_filesystem(str(workdir), hidden, hide_secrets=False, keep=keep)
+    assert plan.hidden == ((str(outer), True),)  # inside it, missing, or not in the root
+    assert plan.root is not None and str(data) in plan.root.visible()
+    assert plan.root.skipped == (str(tmp_path / "box"),)
     described = plan.describe()
-    assert described["hidden"] == f"{outer} (not hidden: {tmp_path} contains the workdir)"
-    assert described["filesystem"].startswith("read-only except the workdir")
+    assert described["hidden"] == str(outer)
+    assert described["filesystem"].startswith("a minimal root, read-only except the workdir")
+    assert f"left out, holding other data: {tmp_path / 'box'}" in described["visible"]
     assert "/dev/null" in described["devices"]
 
 
@@ -63,7 +68,10 @@ def job():
             outcome[name] = "ok"
         except OSError as exc:
             outcome[name] = exc.strerror
-    outcome["hidden"] = os.listdir(hidden)
+    try:
+        outcome["hidden"] = os.listdir(hidden)
+    except OSError as exc:
+        outcome["hidden"] = exc.strerror
     return {{"status": "ok"}}, json.dumps(outcome).encode()
 
 sandbox = sb.Sandbox(lambda _: job(), sb.Isolation(hidden_paths=(hidden,)),
@@ -85,10 +93,11 @@ def test_each_way_of_isolating_gives_the_same_filesystem(support, tmp_path):
     report = sandbox_script(FORCED.format(support=support, target=str(target), disk=DISK))
     assert report["status"] == "ok", report
     outcome = json.loads(report["payload"])
-    assert outcome["outside"] == "Read-only file system" and not target.exists()
+    # The host's /tmp (the target's and the hidden folder's) is not in the candidate's root.
+    assert outcome["outside"] == "No such file or directory" and not target.exists()
     assert outcome["workdir"] == outcome["null"] == "ok"
-    assert outcome["disk"] == ("Permission denied" if DISK != "/dev/null" else "ok")
-    assert outcome["hidden"] == []
+    assert outcome["disk"] == ("No such file or directory" if DISK != "/dev/null" else "ok")
+    assert outcome["hidden"] == "No such file or directory"
 
 
 @needs_root
@@ -124,8 +133,8 @@ def test_what_the_sandbox_reports_is_what_the_candidate_gets(tmp_path):
     if protections["filesystem"].startswith("off: "):
         assert len(protections["filesystem"]) > len("off: ")  # and says why
         assert (outcome == "wrote") is target.exists()  # (a non-root user may lack the rights)
-    else:
-        assert outcome == "Read-only file system" and not target.exists()
+    else:  # the target's folder, in the host's /tmp, is not in the candidate's root
+        assert outcome == "No such file or directory" and not target.exists()
     assert protections["capabilities"] == "none held"
 
 
@@ -153,7 +162,7 @@ def test_an_unprivileged_user_gets_the_isolation_through_a_user_namespace():
     code = PRELUDE + textwrap.dedent("""
         def job():
             try:
-                open("/tmp/evoforge-nobody-probe", "w")
+                open("/etc/evoforge-nobody-probe", "w")
                 return {"status": "ok"}, b"wrote"
             except OSError as exc:
                 return {"status": "ok"}, exc.strerror.encode()
@@ -184,9 +193,12 @@ def test_an_unprivileged_user_gets_the_isolation_through_a_user_namespace():
 @needs_root
 def test_a_set_up_step_that_fails_fails_the_run_closed():
     report = sandbox_script("""
-        hidden = tempfile.mkdtemp()
+        data = tempfile.mkdtemp()
+        hidden = os.path.join(data, "hidden")
+        os.mkdir(hidden)
         sandbox = sb.Sandbox(lambda _: ({"status": "ok"}, b"ran"),
-                             sb.Isolation(hidden_paths=(hidden,)), workdir=tempfile.mkdtemp())
+                             sb.Isolation(hidden_paths=(hidden,), keep=(data,)),
+                             workdir=tempfile.mkdtemp())
         os.rmdir(hidden)  # after planning: covering it now fails
         report(sandbox.run(b"", sb.Limits(timeout_s=5)))
     """)
