@@ -7,7 +7,8 @@ on stdout. Processes, one fresh runner per candidate::
                        candidate changed), writes this candidate's files, owned by the
                        candidates' user
      ├── job: check    forked in the shared sandbox with the copy as its working directory
-     │                 (its only writable place): `sh -c "<check>"`, exit status and output
+     │                 (an overlay: what it writes counts against its disk quota and is gone
+     │                 after it): `sh -c "<check>"`, exit status and output
      └── job: measure  the same, if the check exited 0: `sh -c "<measure>"`
     runner, after each job exited: reads the exit status, the output's tail and the
     measure's last stdout line (a JSON object of metrics), replies.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -39,9 +41,9 @@ def main() -> int:
     slot.reset(isolation.user)
     slot.write(request["files"], isolation.user)
     timings = {"reset_s": time.perf_counter() - start}
-    # The workdir is the repository's copy, prepared here: bound as it is, not replaced by the
-    # empty tmpfs of a disk quota (which would hide the files the commands run on).
-    isolation = dataclasses.replace(isolation, disk_mb=0)
+    # The workdir is the repository's copy, prepared here: the commands run on its files, and
+    # what they write goes to the disk quota's tmpfs above it (an overlay), never to the copy.
+    isolation = dataclasses.replace(isolation, workdir_base=True)
     sandbox = Sandbox(job, isolation, workdir=str(slot.tree))
     limits = Limits(
         timeout_s=float(request["timeout_s"]),
@@ -136,6 +138,14 @@ def run_command(
         last = tail(err or out, 8) or "no output"
         artifacts["error"] = f"{stage} `{command}` exited with {code}; its last lines:\n{last}"
         status = "runtime_error" if stage == "measure" else "incorrect"
+        quota = header.get("disk_full_mb")
+        if quota is not None:  # it failed for want of disk: the candidate's doing, not a bug
+            status = "disk_limit"
+            artifacts["error"] = (
+                f"{stage} `{command}` wrote more than its disk quota of {quota} MiB (what it "
+                "writes in the repository's copy, /tmp and HOME together; sandbox_disk_mb "
+                f"raises it) and exited with {code}; its last lines:\n{last}"
+            )
         return {"status": status, "artifacts": artifacts}, {}
     if stage == "check":
         return None, {}
@@ -189,7 +199,22 @@ def job(request: bytes) -> tuple[dict[str, Any], bytes]:
     )
     out = done.stdout[-OUTPUT_BYTES:].decode("utf-8", "replace")
     err = done.stderr[-OUTPUT_BYTES:].decode("utf-8", "replace")
-    return {"status": "ok", "exit": done.returncode, "stdout": out, "stderr": err}, b""
+    header = {"status": "ok", "exit": done.returncode, "stdout": out, "stderr": err}
+    if done.returncode != 0:
+        header["disk_full_mb"] = _full_quota_mb(err + out)
+    return header, b""
+
+
+def _full_quota_mb(output: str) -> int | None:
+    """The size in MiB of the disk the command ran out of, or None: the workdir's file system
+    (the quota's ``tmpfs`` under the overlay) has no space left, or the command said so."""
+    try:
+        st = os.statvfs(".")
+    except OSError:
+        return None
+    if st.f_bavail == 0 or "No space left on device" in output or "[Errno 28]" in output:
+        return round(st.f_blocks * st.f_frsize / (1 << 20))
+    return None
 
 
 if __name__ == "__main__":

@@ -11,8 +11,10 @@ At :meth:`RepoEvaluator.start` each of the ``workers`` evaluation slots gets its
 the repository (:class:`~evoforge.evaluators.repo._copies.Slot`); the base is only read. Per
 candidate, a fresh runner (:mod:`evoforge.evaluators.repo.__main__`) resets a free slot's copy,
 writes the candidate's files into it and runs ``check`` then ``measure`` in the shared
-sandbox, the copy being the sandbox's working directory, its only writable place; parallel
-candidates therefore never see each other's files or outputs.
+sandbox, the copy being the sandbox's working directory: an overlay whose writes go to the
+candidate's disk quota (``sandbox_disk_mb``; a run that fills it ends ``disk_limit``) and are
+gone after it, so the copy itself only ever holds the candidate's files; parallel candidates
+therefore never see each other's files or outputs.
 
 Verdicts: the check exits non-zero: ``incorrect``, with its last lines (the prompt shows
 them); the measure exits non-zero or prints no JSON object on its last stdout line:
@@ -174,6 +176,7 @@ class RepoEvaluator(Evaluator):
             "measure": options.measure,
             "timeout_s": problem.timeout_s,
             "memory_mb": problem.memory_mb,
+            "disk_mb": self._sandbox.disk_mb(problem.memory_mb),
             "user": self._sandbox.sandbox_user,
             "network": self._sandbox.sandbox_network,
             "allow_root": self._sandbox.sandbox_allow_root,

@@ -39,6 +39,7 @@ import functools
 import glob
 import os
 import pwd
+import shutil
 import stat
 import tempfile
 from dataclasses import dataclass, field
@@ -131,6 +132,9 @@ class FilesystemPlan:
         root: what the minimal root holds (:mod:`~evoforge.evaluators.sandbox._root`).
         staging: the folder of the host's tree the root's ``tmpfs`` is built on.
         gpu: the candidates get the GPU (:mod:`~evoforge.evaluators.sandbox._gpu`).
+        overlay: the workdir is an overlay of the host's folder (below, read-only) and the
+            quota's ``tmpfs`` (above): its files are the run's input (``workdir_base``).
+        overlay_off: why a ``workdir_base`` run has no overlay (and so no quota), or "".
     """
 
     mode: str
@@ -150,6 +154,8 @@ class FilesystemPlan:
     root: RootLayout | None = None
     staging: str = "/tmp"
     gpu: bool = False
+    overlay: bool = False
+    overlay_off: str = ""
     steps: tuple[tuple[Any, ...], ...] = field(default=(), compare=False, repr=False)
 
     @property
@@ -158,6 +164,7 @@ class FilesystemPlan:
         own, and ``/dev/shm``."""
         own_mount = (
             not self.disk_mb
+            or self.overlay
             or not _contains("/tmp", self.workdir)
             or any(
                 _contains(path, self.workdir) for path, _ in (self.root.binds if self.root else ())
@@ -170,10 +177,16 @@ class FilesystemPlan:
         if not self.mode:
             return {"filesystem": f"off: {self.why_off}"}
         shm = f", private {SHM} ({self.shm_mb} MiB)" if self.shm_mb else ""
-        if self.disk_mb:
+        if self.overlay:
+            shm += (
+                f", disk quota {self.disk_mb} MiB (what is written in the workdir, an overlay "
+                "of the host's folder, and a private /tmp, one tmpfs)"
+            )
+        elif self.disk_mb:
             shm += f", disk quota {self.disk_mb} MiB (the workdir and a private /tmp, one tmpfs)"
         else:
-            shm += f", a private /tmp ({self.tmp_mb} MiB; the workdir is the host's folder)"
+            shm += f", a private /tmp ({self.tmp_mb} MiB; the workdir is the host's folder"
+            shm += f", without a quota: {self.overlay_off})" if self.overlay_off else ")"
         hidden = ", ".join(path for path, _ in self.hidden) or "none inside what is visible"
         if self.notes:
             hidden += f" (not hidden: {'; '.join(self.notes)})"
@@ -200,6 +213,7 @@ def plan_filesystem(
     devices: tuple[str, ...] = DEVICES,
     shm_mb: int = 64,
     disk_mb: int = 0,
+    workdir_base: bool = False,
     owner: tuple[int, int] | None = None,
     keep: tuple[str, ...] = (),
     gpu: bool | None = None,
@@ -217,6 +231,8 @@ def plan_filesystem(
         shm_mb: size of the private ``/dev/shm``.
         disk_mb: the disk quota of ``/tmp`` and the workdir together (0: none, the workdir is
             the host's directory).
+        workdir_base: the workdir holds the run's input: with ``disk_mb``, an overlay over
+            the host's folder where overlayfs mounts here (else bound, without a quota).
         owner: who owns the workdir (the candidates' user; None: this process's).
         keep: what candidates must read besides the system (what the server imports, the
             libraries it loaded, a problem's data); bound read-only at their own paths.
@@ -270,7 +286,54 @@ def plan_filesystem(
         staging=staging_point(workdir),
         gpu=wants_gpu,
     )
+    if workdir_base and disk_mb:
+        why = _overlay_support(mode, use_setattr)
+        plan = dataclasses.replace(
+            plan, overlay=not why, overlay_off=why, disk_mb=0 if why else disk_mb
+        )
     return dataclasses.replace(plan, steps=compile_steps(plan))
+
+
+@functools.cache
+def _overlay_support(mode: str, use_setattr: bool) -> str:
+    """ "" when a child here can make its workdir an overlay (``workdir_base``), else why not:
+    found once, by a throwaway child that makes the same mounts over a scratch folder
+    (overlayfs in a user namespace needs Linux 5.11, and a kernel built with it)."""
+    scratch = tempfile.mkdtemp(prefix="evoforge-overlay-probe-")
+    work = os.path.join(scratch, "work")
+    os.mkdir(work)
+    plan = FilesystemPlan(
+        mode,
+        workdir=work,
+        disk_mb=1,
+        use_setattr=use_setattr,
+        root=plan_root(work, ()),
+        staging=staging_point(work),
+        overlay=True,
+    )
+    plan = dataclasses.replace(plan, steps=compile_steps(plan))
+    errors_r, errors_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        try:
+            os.close(errors_r)
+            apply_filesystem(plan)
+            with open(os.path.join(work, "written"), "w") as f:  # through the overlay
+                f.write("x")
+            os._exit(0)
+        except OSError as exc:
+            os.write(errors_w, f"overlayfs: {exc.strerror or exc}".encode())
+        finally:
+            os._exit(1)
+    os.close(errors_w)
+    with os.fdopen(errors_r, "rb") as reader:
+        report = reader.read().decode(errors="replace")
+    _, status = os.waitpid(pid, 0)
+    written = os.path.exists(os.path.join(work, "written"))  # would mean the host was written
+    shutil.rmtree(scratch, ignore_errors=True)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return report or "overlayfs: the probe failed"
+    return "overlayfs: a write reached the host's folder" if written else ""
 
 
 def with_namespaces(plan: FilesystemPlan, *, ipc: bool, proc: bool) -> FilesystemPlan:

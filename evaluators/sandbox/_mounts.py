@@ -43,6 +43,9 @@ OLD_ROOT = "/.oldroot"
 """Where the host's tree hangs in the new root while it is being filled (then detached)."""
 QUOTA_WORKDIR = "/tmp/.workdir"
 """The workdir's folder in the quota's ``tmpfs`` when the workdir lives outside ``/tmp``."""
+OVERLAY = "/tmp/.overlay"
+"""Where an overlay workdir's writes go (``upper``) and overlayfs works (``work``), in the
+quota's ``tmpfs``: what a run writes counts against its quota and dies with it."""
 DEV_LINKS = (
     ("/dev/fd", "/proc/self/fd"),
     ("/dev/stdin", "/proc/self/fd/0"),
@@ -192,7 +195,7 @@ def compile_steps(plan: FilesystemPlan) -> tuple[tuple[Any, ...], ...]:
     mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={size}m,mode=1777")
     workdir = plan.workdir
     inside_bind = any(_contains(b, workdir) for b in bound)
-    separate = plan.disk_mb and (inside_bind or not _contains("/tmp", workdir))
+    separate = plan.disk_mb and not plan.overlay and (inside_bind or not _contains("/tmp", workdir))
     if separate:  # the workdir is a folder of the quota's tmpfs, bound at its place below
         steps.append(("mkdir", QUOTA_WORKDIR, f"mkdir {QUOTA_WORKDIR}"))
         steps.append(("own", QUOTA_WORKDIR, *(plan.owner or (-1, -1)), f"chown {workdir}"))
@@ -214,7 +217,16 @@ def compile_steps(plan: FilesystemPlan) -> tuple[tuple[Any, ...], ...]:
         for path, content in root.files:
             mkdirs(os.path.dirname(path))
             steps.append(("write", path, content, f"write {path}"))
-    if not plan.disk_mb:  # the host's directory, as it is (a repository's copy)
+    if plan.overlay:  # the host's folder below (its files), the quota's tmpfs above
+        for folder in (OVERLAY, OVERLAY + "/upper", OVERLAY + "/work"):
+            steps.append(("mkdir", folder, f"mkdir {folder}"))
+        steps.append(("own", OVERLAY + "/upper", *(plan.owner or (-1, -1)), f"chown {workdir}"))
+        mkdirs(workdir)
+        layers = f"lowerdir={old + workdir},upperdir={OVERLAY}/upper,workdir={OVERLAY}/work"
+        if plan.mode == "user namespace":  # trusted.* xattrs are root's in the first namespace
+            layers += ",userxattr"
+        mount("overlay", workdir, "overlay", MS_NOSUID | MS_NODEV, layers)
+    elif not plan.disk_mb:  # the host's directory, as it is (a repository's copy)
         mkdirs(workdir)
         mount(old + workdir, workdir, None, MS_BIND)
     elif separate:

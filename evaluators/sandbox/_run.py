@@ -90,6 +90,7 @@ class Sandbox:
             devices=tuple(isolation.devices),
             shm_mb=isolation.shm_mb,
             disk_mb=isolation.disk_mb,
+            workdir_base=isolation.workdir_base,
             owner=isolation.user,
             keep=(*_imported_from(), *isolation.keep, *reached) if isolation.filesystem else (),
             gpu=isolation.gpu,

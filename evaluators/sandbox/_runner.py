@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -60,12 +61,17 @@ def prepare(
 
 def prepare_request(request: Mapping[str, Any]) -> tuple[Isolation, dict[str, str]]:
     """:func:`prepare` with the settings every evaluator sends in its request: ``user``,
-    ``network`` (``server`` when absent) and ``allow_root`` (False when absent)."""
-    return prepare(
+    ``network`` (``server`` when absent), ``allow_root`` (False when absent) and ``disk_mb``
+    (the problem's disk quota; :data:`~evoforge.evaluators.sandbox._types.DEFAULT_DISK_MB`
+    when absent)."""
+    isolation, notes = prepare(
         request.get("user"),
         request.get("network", "server"),
         allow_root=bool(request.get("allow_root")),
     )
+    if request.get("disk_mb") is not None:
+        isolation = dataclasses.replace(isolation, disk_mb=int(request["disk_mb"]))
+    return isolation, notes
 
 
 class RunnerFailure(Exception):  # noqa: N818 - a verdict about the candidate, not a bug

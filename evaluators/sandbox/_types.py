@@ -72,6 +72,12 @@ class Isolation:
             with it; writing more fails with ``ENOSPC`` and the run ends ``disk_limit``. Its
             pages count against the memory cgroup too. 0: the workdir is the host's directory
             (bound), unlimited but by ``RLIMIT_FSIZE`` per file. Needs ``filesystem``.
+        workdir_base: the workdir's files are the run's input (a repository's copy), not an
+            empty folder: with ``disk_mb`` it is an overlay of the host's folder (read-only,
+            below) and the quota's ``tmpfs`` (above), so the run reads the files, what it
+            writes counts against the quota, and the host's folder is never written. Where
+            overlayfs cannot be mounted, the host's folder is bound as it is, without a quota
+            (the handshake says why).
         keep: more paths the child's root holds, read-only (a problem's data; what the
             server imports, and the folders of the shared libraries it has loaded, are there
             anyway).
@@ -101,6 +107,7 @@ class Isolation:
     devices: tuple[str, ...] = DEVICES
     shm_mb: int = 64
     disk_mb: int = DEFAULT_DISK_MB
+    workdir_base: bool = False
     keep: tuple[str, ...] = ()
     namespaces: bool = True
     unix_sockets: bool = False

@@ -221,3 +221,36 @@ def test_a_failing_setup_is_one_clear_error(tmp_path):
         ProblemSpecError, match="setup `echo missing tool.*` exited with 3: missing tool"
     ):
         evaluate_all(problem_of(repo), [problem_of(repo).seed_source])
+
+
+FILLING_CHECK = """\
+import os, sys
+if os.environ.get("FILL") or open("calc/fmt.py").read().count("# fill"):
+    with open("filler.bin", "wb") as f:  # far past the 32 MiB quota
+        for _ in range(64):
+            f.write(b"x" * (1 << 20))
+open("scratch.txt", "w").write("each run's own")
+"""
+
+
+def test_a_check_that_fills_the_disk_stops_at_the_quota_and_the_copy_stays_clean(tmp_path):
+    toml = TOML.replace("timeout_s = 30", "timeout_s = 30\noptions = { sandbox_disk_mb = 32 }")
+    repo = make_repo(tmp_path / "calc", check=FILLING_CHECK, toml=toml)
+    problem = problem_of(repo)
+    filling = candidate(problem, fmt=FMT + "# fill\n")
+
+    async def main():
+        async with RepoEvaluator(problem, workers=1) as evaluator:  # one slot: the same copy
+            results = [await evaluator.evaluate(s) for s in (filling, problem.seed_source)]
+            (slot,) = evaluator._slots
+            written = [p.name for p in slot.tree.rglob("*") if p.name in NAMES]
+            return results, written
+
+    (full, after), written = asyncio.run(main())
+    assert full.status is Status.DISK_LIMIT, full.artifacts
+    assert "disk quota of 32 MiB" in full.artifacts["error"]
+    assert after.status is Status.OK, after.artifacts  # the next candidate, same slot
+    assert written == []  # what the checks wrote went to their quota, not to the copy
+
+
+NAMES = ("filler.bin", "scratch.txt")
