@@ -22,7 +22,11 @@ from evoforge.evaluators.native._settings import (
     o3_flags,
     read_settings,
 )
-from evoforge.evaluators.native._tools import measure_unavailable, qemu_unavailable
+from evoforge.evaluators.native._tools import (
+    archer_library,
+    measure_unavailable,
+    qemu_unavailable,
+)
 
 __all__ = [
     # the evaluator
@@ -41,6 +45,7 @@ __all__ = [
     "o3_flags",
     "read_settings",
     # tools and outputs
+    "archer_library",
     "cache_metrics",
     "event_totals",
     "mca_summary",

@@ -70,8 +70,17 @@ def _install(binary: bytes, source: tuple[str, str] | None = None) -> None:
             f.write(source[1])
 
 
-def _run_one(argv: list[str], stdin: str, timeout_s: float, keep_chars: int) -> dict[str, Any]:
-    """Run ``argv`` on ``stdin`` (stdout to a file: RLIMIT_FSIZE catches a flood)."""
+def _run_one(
+    argv: list[str],
+    stdin: str,
+    timeout_s: float,
+    keep_chars: int,
+    env: dict[str, str] | None = None,
+    stderr_head: int = 0,
+) -> dict[str, Any]:
+    """Run ``argv`` on ``stdin`` (stdout to a file: RLIMIT_FSIZE catches a flood), with
+    ``env`` added to the environment; the stderr kept is its tail, and its first
+    ``stderr_head`` characters too (a sanitizer's first report)."""
     with open("stdin.txt", "w") as f:
         f.write(stdin)
     start = time.perf_counter()
@@ -80,7 +89,9 @@ def _run_one(argv: list[str], stdin: str, timeout_s: float, keep_chars: int) -> 
         open("stdout.txt", "wb") as fout,
         open("stderr.txt", "wb") as ferr,
     ):
-        proc = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr)
+        proc = subprocess.Popen(
+            argv, stdin=fin, stdout=fout, stderr=ferr, env={**os.environ, **(env or {})}
+        )
         try:
             code = proc.wait(timeout_s)
         except subprocess.TimeoutExpired:
@@ -91,19 +102,26 @@ def _run_one(argv: list[str], stdin: str, timeout_s: float, keep_chars: int) -> 
     with open("stdout.txt", "rb") as f:
         out = f.read(keep_chars + 1).decode("utf-8", "replace")
     with open("stderr.txt", "rb") as f:
+        head = f.read(stderr_head).decode("utf-8", "replace") if stderr_head else ""
         f.seek(max(0, os.fstat(f.fileno()).st_size - 1500))
         err = f.read().decode("utf-8", "replace")
-    return {"rc": code, "stdout": out, "stderr": err, "wall_s": wall}
+    result = {"rc": code, "stdout": out, "stderr": err, "wall_s": wall}
+    return {**result, "stderr_head": head} if stderr_head else result
 
 
 def tests_job(
-    binary: bytes, inputs: Sequence[str], keep: Sequence[int], timeout_s: float
+    binary: bytes,
+    inputs: Sequence[str],
+    keep: Sequence[int],
+    timeout_s: float,
+    env: dict[str, str] | None = None,
+    stderr_head: int = 0,
 ) -> tuple[dict[str, Any], bytes]:
     """Run the program on each input in turn; stop at the first that fails to exit 0."""
     _install(binary)
     results = []
     for stdin, keep_chars in zip(inputs, keep, strict=True):
-        result = _run_one([PROGRAM], stdin, timeout_s, keep_chars)
+        result = _run_one([PROGRAM], stdin, timeout_s, keep_chars, env, stderr_head)
         results.append(result)
         if result.get("timeout") or result["rc"] != 0:
             break
@@ -117,6 +135,7 @@ def valgrind_job(
     timeout_s: float,
     source: tuple[str, str],
     profile: bool,
+    env: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], bytes]:
     """Run the program under callgrind or cachegrind on each input; sum the event counts,
     and (callgrind) annotate the costliest run's profile (functions and source lines)."""
@@ -127,7 +146,7 @@ def valgrind_job(
         out_file = f"{tool}.{index}.out"
         argv = ["valgrind", f"--tool={tool}", f"--{tool}-out-file={out_file}", "--quiet"]
         argv += ["--cache-sim=yes"] if tool == "cachegrind" else []
-        result = _run_one([*argv, PROGRAM], stdin, timeout_s, 0)
+        result = _run_one([*argv, PROGRAM], stdin, timeout_s, 0, env)
         if result.get("timeout"):
             return {"status": "ok", "timeout": True, "input": index}, b""
         if result["rc"] != 0:
@@ -211,7 +230,12 @@ def mca_job(asm: str, cpu: str, hot: Sequence[str]) -> tuple[dict[str, Any], byt
 
 
 def wall_job(
-    binaries: Sequence[bytes], inputs: Sequence[str], timeout_s: float, repeats: int, warmups: int
+    binaries: Sequence[bytes],
+    inputs: Sequence[str],
+    timeout_s: float,
+    repeats: int,
+    warmups: int,
+    env: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], bytes]:
     """Time each binary on all inputs, interleaved (A B C A B C ...): seconds per round."""
     paths = []
@@ -226,7 +250,7 @@ def wall_job(
         for index, path in enumerate(paths):
             total = 0.0
             for stdin in inputs:
-                result = _run_one([path], stdin, timeout_s, 0)
+                result = _run_one([path], stdin, timeout_s, 0, env)
                 if result.get("timeout") or result["rc"] != 0:
                     return {"status": "ok", "failed": result, "binary": index}, b""
                 total += result["wall_s"]

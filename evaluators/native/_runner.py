@@ -16,6 +16,12 @@ from collections.abc import Callable
 from typing import Any
 
 from evoforge.evaluators.native import _jobs
+from evoforge.evaluators.native._sanitize import (
+    REPORT_CHARS,
+    first_report,
+    sanitizer_env,
+    sanitizer_flags,
+)
 from evoforge.evaluators.sandbox import (
     Isolation,
     Limits,
@@ -61,11 +67,12 @@ def evaluate(
     """Compile, check and measure one candidate (see the module docstring)."""
     measure = str(request["measure"])
     kind, _, argument = measure.partition(":")
+    sanitizers = list(request.get("sanitize", ()))
     start = time.perf_counter()
     binary, header = compile_source(
         request,
         request["source"],
-        request["flags"],
+        [*request["flags"], *sanitizer_flags(sanitizers)],
         isolation,
         asm_cpu=argument if kind == "mca" else "",
     )
@@ -74,7 +81,7 @@ def evaluate(
     check_tests(request, binary, isolation)
     timings["tests_s"] = time.perf_counter() - start
     start = time.perf_counter()
-    if not request.get("measure_enabled", True):
+    if kind == "none" or not request.get("measure_enabled", True):
         return {"status": "ok", "metrics": {"passed": 1.0}}
     metrics, artifacts = _MEASURES[kind](request, binary, header, isolation)
     timings["measure_s"] = time.perf_counter() - start
@@ -111,12 +118,15 @@ def compile_source(
 
 
 def _limits(request: dict[str, Any], runs: int, per_run_s: float, extra_mb: int = 0) -> Limits:
-    memory = int(request["memory_mb"]) + extra_mb
+    """A job's limits. Processes: threads count too (one per core for OpenMP). Address
+    space: none for a TSan or ASan build, which cannot start under ``RLIMIT_AS``
+    (:mod:`~evoforge.evaluators.native._sanitize`)."""
+    shadow = {"thread", "address"} & set(request.get("sanitize", ()))
     return Limits(
         timeout_s=min(float(request["timeout_s"]), per_run_s * runs + 5),
-        memory_mb=memory,
+        memory_mb=None if shadow else int(request["memory_mb"]) + extra_mb,
         file_size_mb=int(request["output_mb"]),
-        max_procs=64,
+        max_procs=int(request.get("max_procs", 64)),
     )
 
 
@@ -126,14 +136,24 @@ def check_tests(request: dict[str, Any], binary: bytes, iso: Isolation) -> None:
     inputs = [stdin for stdin, _ in tests]
     keep = [len(expected) + 256 for _, expected in tests]
     per = float(request["test_timeout_s"])
+    sanitizers = list(request.get("sanitize", ()))
+    env = {**thread_env(request), **sanitizer_env(sanitizers, str(request.get("archer", "")))}
+    head = REPORT_CHARS * 4 if sanitizers else 0
     run = _sandboxed(
-        lambda: _jobs.tests_job(binary, inputs, keep, per),
+        lambda: _jobs.tests_job(binary, inputs, keep, per, env, head),
         _limits(request, len(tests), per),
         iso,
         "running the tests",
     )
     for index, result in enumerate(run.header["results"]):
         stdin, expected = tests[index]
+        if report := first_report(result.get("stderr_head", "")):
+            raise Verdict(
+                "runtime_error",
+                f"test {index}: {report[0].replace('_', ' ')} reported by the "
+                f"{'+'.join(sanitizers)} sanitizer build",
+                {report[0]: report[1], "input": _cut(stdin)},
+            )
         _check_run(result, stdin, per, request, f"test {index}")
         if _normal(result["stdout"]) != _normal(expected):
             raise Verdict(
@@ -172,6 +192,11 @@ def _check_run(
         raise Verdict("runtime_error", f"{what}: exited with code {code}", artifacts)
 
 
+def thread_env(request: dict[str, Any]) -> dict[str, str]:
+    """The candidate's thread count (the sandbox sets ``OMP_NUM_THREADS=1`` for everyone)."""
+    return {"OMP_NUM_THREADS": str(int(request.get("threads", 1)))}
+
+
 def _normal(text: str) -> list[str]:
     """Output compared line by line, trailing spaces and blank lines ignored."""
     lines = [line.rstrip() for line in text.splitlines()]
@@ -198,7 +223,9 @@ def _valgrind(tool: str) -> Callable[..., tuple[dict[str, float], dict[str, str]
         limits = _limits(request, len(inputs), per, _VALGRIND_MEMORY_MB)
         limits = dataclasses.replace(limits, timeout_s=max(limits.timeout_s, per * len(inputs)))
         run = _sandboxed(
-            lambda: _jobs.valgrind_job(binary, inputs, tool, per, source, profile),
+            lambda: _jobs.valgrind_job(
+                binary, inputs, tool, per, source, profile, thread_env(request)
+            ),
             limits,
             iso,
             f"under {tool}",
@@ -249,7 +276,10 @@ def _wall(
     binaries = [binary, *references]
     limits = _limits(request, len(inputs) * len(binaries) * (repeats + warmups), per)
     run = _sandboxed(
-        lambda: _jobs.wall_job(binaries, inputs, per, repeats, warmups), limits, iso, "timing"
+        lambda: _jobs.wall_job(binaries, inputs, per, repeats, warmups, thread_env(request)),
+        limits,
+        iso,
+        "timing",
     )
     if "failed" in run.header:
         index = int(run.header["binary"])
@@ -285,3 +315,4 @@ _MEASURES: dict[str, Callable[..., tuple[dict[str, float], dict[str, str]]]] = {
     "wall": _wall,
     "qemu": _qemu,
 }
+"""Each measure's function (``none`` never gets here: compile and tests only)."""

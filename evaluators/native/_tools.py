@@ -119,6 +119,17 @@ def _mca_cpu_unknown(cpu: str) -> str:
     return ""
 
 
+def archer_library() -> str | None:
+    """LLVM's Archer (``libarcher.so``, beside clang-19's libraries): loaded into a
+    ThreadSanitizer build of an OpenMP program, it tells TSan what OpenMP synchronises, so a
+    correct ``reduction`` or barrier is not reported as a race. None when absent."""
+    clang = tool("clang-19")
+    if clang is None:
+        return None
+    path = os.path.join(os.path.dirname(os.path.realpath(clang)), "..", "lib", "libarcher.so")
+    return os.path.normpath(path) if os.path.exists(path) else None
+
+
 def compile_command(
     language: str, source: str, output: str, flags: tuple[str, ...], *, asm_cpu: str = ""
 ) -> list[str]:

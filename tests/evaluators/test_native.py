@@ -82,7 +82,10 @@ def body(statement: str) -> str:
 def evaluate(folder: Path, *sources: str) -> list:
     async def run():
         async with NativeEvaluator(load_problem(folder)) as evaluator:
-            return [await evaluator._run(s, evaluator.settings, "evaluate") for s in sources]
+            settings = evaluator.settings
+            return [
+                await evaluator._measured(s, settings, "evaluate", ratios=False) for s in sources
+            ]
 
     return asyncio.run(run())
 
