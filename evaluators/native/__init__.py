@@ -1,5 +1,7 @@
 """The ``native`` evaluator: C, C++ and Rust candidates compiled by clang-19 (rustc) and
-measured by callgrind, cachegrind, llvm-mca for a named CPU, or interleaved wall time.
+measured by callgrind, cachegrind, llvm-mca for a named CPU, instructions under qemu-user for
+another architecture, or interleaved wall time; optionally through a cascade of stages
+(llvm-mca as a cheap filter, a ThreadSanitizer build) before the measurement.
 
 - :class:`NativeEvaluator`: the evaluator plugin;
 - :func:`read_settings` / :class:`NativeSettings`: what a native problem declares;

@@ -26,6 +26,13 @@ from evoforge.evaluators.native._parse import (
     mca_summary,
     top_costs,
 )
+from evoforge.evaluators.native._qemu import (
+    build_plugin,
+    counting_argv,
+    cross_flags,
+    qemu_metrics,
+    read_count,
+)
 from evoforge.evaluators.native._tools import SOURCE_NAMES, compile_command
 
 PROGRAM = "./prog"
@@ -33,14 +40,21 @@ _DIAGNOSTIC_CHARS = 3000
 
 
 def compile_job(
-    language: str, source: str, flags: Sequence[str], timeout_s: float, asm_cpu: str = ""
+    language: str,
+    source: str,
+    flags: Sequence[str],
+    timeout_s: float,
+    asm_cpu: str = "",
+    cross: str = "",
 ) -> tuple[dict[str, Any], bytes]:
     """Compile ``source``; the binary is the payload (the assembly in the header with
-    ``asm_cpu``), or ``compile_error`` with the compiler's first diagnostics."""
+    ``asm_cpu``; for the ``cross`` architecture when given), or ``compile_error`` with the
+    compiler's first diagnostics."""
     name = SOURCE_NAMES[language]
     with open(name, "w") as f:
         f.write(source)
     header: dict[str, Any] = {"status": "ok"}
+    flags = [*flags, *(cross_flags(cross) if cross else [])]
     commands = [compile_command(language, name, "prog", tuple(flags))]
     if asm_cpu:
         commands.append(compile_command(language, name, "prog.s", tuple(flags), asm_cpu=asm_cpu))
@@ -116,12 +130,14 @@ def tests_job(
     timeout_s: float,
     env: dict[str, str] | None = None,
     stderr_head: int = 0,
+    prefix: Sequence[str] = (),
 ) -> tuple[dict[str, Any], bytes]:
-    """Run the program on each input in turn; stop at the first that fails to exit 0."""
+    """Run the program on each input in turn (after ``prefix``: an emulator); stop at the
+    first that fails to exit 0."""
     _install(binary)
     results = []
     for stdin, keep_chars in zip(inputs, keep, strict=True):
-        result = _run_one([PROGRAM], stdin, timeout_s, keep_chars, env, stderr_head)
+        result = _run_one([*prefix, PROGRAM], stdin, timeout_s, keep_chars, env, stderr_head)
         results.append(result)
         if result.get("timeout") or result["rc"] != 0:
             break
@@ -257,6 +273,29 @@ def wall_job(
             if round_ >= warmups:
                 samples[index].append(total)
     return {"status": "ok", "samples": samples}, b""
+
+
+def qemu_job(
+    binary: bytes, inputs: Sequence[str], arch: str, timeout_s: float
+) -> tuple[dict[str, Any], bytes]:
+    """Run the cross-compiled program under qemu-``arch`` with the counting plugin on each
+    input; the guest instructions, summed (:mod:`~evoforge.evaluators.native._qemu`)."""
+    _install(binary)
+    if why := build_plugin():
+        return {"status": "runtime_error", "error": why}, b""
+    counts = []
+    for index, stdin in enumerate(inputs):
+        log = f"qemu.{index}.log"
+        result = _run_one(counting_argv(arch, log, PROGRAM), stdin, timeout_s, 0)
+        if result.get("timeout"):
+            return {"status": "ok", "timeout": True, "input": index}, b""
+        if result["rc"] != 0:
+            return {"status": "ok", "failed": result, "input": index}, b""
+        try:
+            counts.append(read_count(log))
+        except (OSError, ValueError) as exc:
+            return {"status": "runtime_error", "error": f"qemu-{arch}: {exc}"}, b""
+    return {"status": "ok", "metrics": qemu_metrics(counts), "counts": counts}, b""
 
 
 def flood_signal(code: int) -> bool:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from evoforge.evaluators.native import _jobs
+from evoforge.evaluators.native import _jobs, _qemu
 from evoforge.evaluators.native._sanitize import (
     REPORT_CHARS,
     first_report,
@@ -36,6 +36,7 @@ from evoforge.evaluators.timing import compare
 _CUT = 600  # characters of an input or output shown in artifacts
 _VALGRIND_MEMORY_MB = 1024
 _COMPILE_MEMORY_MB = 4096
+_QEMU_MEMORY_MB = 1024  # qemu-user's own code cache and maps, beside the guest's
 
 
 class Verdict(Exception):  # noqa: N818 - a verdict about the candidate, not a bug
@@ -69,16 +70,18 @@ def evaluate(
     kind, _, argument = measure.partition(":")
     sanitizers = list(request.get("sanitize", ()))
     start = time.perf_counter()
+    cross = argument if kind == "qemu" else ""
     binary, header = compile_source(
         request,
         request["source"],
         [*request["flags"], *sanitizer_flags(sanitizers)],
         isolation,
         asm_cpu=argument if kind == "mca" else "",
+        cross=cross,
     )
     timings["compile_s"] = time.perf_counter() - start
     start = time.perf_counter()
-    check_tests(request, binary, isolation)
+    check_tests(request, binary, isolation, cross=cross)
     timings["tests_s"] = time.perf_counter() - start
     start = time.perf_counter()
     if kind == "none" or not request.get("measure_enabled", True):
@@ -100,16 +103,23 @@ def _sandboxed(
 
 
 def compile_source(
-    request: dict[str, Any], source: str, flags: list[str], iso: Isolation, *, asm_cpu: str = ""
+    request: dict[str, Any],
+    source: str,
+    flags: list[str],
+    iso: Isolation,
+    *,
+    asm_cpu: str = "",
+    cross: str = "",
 ) -> tuple[bytes, dict[str, Any]]:
-    """The binary of ``source`` (and the compile job's header: the assembly with ``asm_cpu``)."""
+    """The binary of ``source`` (for the ``cross`` architecture when given), and the compile
+    job's header (the assembly with ``asm_cpu``)."""
     timeout = float(request["compile_timeout_s"])
     limits = Limits(
         timeout_s=timeout + 10, memory_mb=_COMPILE_MEMORY_MB, file_size_mb=256, result_mb=64
     )
     language = request["language"]
     run = _sandboxed(
-        lambda: _jobs.compile_job(language, source, flags, timeout, asm_cpu),
+        lambda: _jobs.compile_job(language, source, flags, timeout, asm_cpu, cross),
         limits,
         iso,
         "compiling",
@@ -130,18 +140,20 @@ def _limits(request: dict[str, Any], runs: int, per_run_s: float, extra_mb: int 
     )
 
 
-def check_tests(request: dict[str, Any], binary: bytes, iso: Isolation) -> None:
-    """Run every test; raise a :class:`Verdict` at the first that fails."""
+def check_tests(request: dict[str, Any], binary: bytes, iso: Isolation, *, cross: str = "") -> None:
+    """Run every test (under qemu-``cross`` for a cross build); raise a :class:`Verdict` at
+    the first that fails."""
     tests = request["tests"]
     inputs = [stdin for stdin, _ in tests]
     keep = [len(expected) + 256 for _, expected in tests]
-    per = float(request["test_timeout_s"])
+    per = float(request["test_timeout_s"]) * (_qemu.SLOWDOWN if cross else 1)
+    prefix = _qemu.launcher(cross) if cross else []
     sanitizers = list(request.get("sanitize", ()))
     env = {**thread_env(request), **sanitizer_env(sanitizers, str(request.get("archer", "")))}
     head = REPORT_CHARS * 4 if sanitizers else 0
     run = _sandboxed(
-        lambda: _jobs.tests_job(binary, inputs, keep, per, env, head),
-        _limits(request, len(tests), per),
+        lambda: _jobs.tests_job(binary, inputs, keep, per, env, head, prefix),
+        _limits(request, len(tests), per, _QEMU_MEMORY_MB if cross else 0),
         iso,
         "running the tests",
     )
@@ -302,10 +314,27 @@ def _wall(
     return metrics, artifacts
 
 
-def _qemu(request: dict[str, Any], *_: Any) -> tuple[dict[str, float], dict[str, str]]:
-    from evoforge.evaluators.native._tools import qemu_unavailable
-
-    raise Verdict("runtime_error", qemu_unavailable(str(request["measure"]).partition(":")[2]))
+def _qemu_measure(
+    request: dict[str, Any], binary: bytes, _header: dict[str, Any], iso: Isolation
+) -> tuple[dict[str, float], dict[str, str]]:
+    """Guest instructions under qemu-user's counting plugin (see
+    :mod:`~evoforge.evaluators.native._qemu`)."""
+    arch = str(request["measure"]).partition(":")[2]
+    inputs = request["inputs"]
+    per = float(request["test_timeout_s"]) * _qemu.SLOWDOWN
+    limits = _limits(request, len(inputs), per, _QEMU_MEMORY_MB)
+    limits = dataclasses.replace(limits, timeout_s=max(limits.timeout_s, per * len(inputs) + 30))
+    run = _sandboxed(
+        lambda: _jobs.qemu_job(binary, inputs, arch, per), limits, iso, f"under qemu-{arch}"
+    )
+    header = run.header
+    if header.get("timeout"):
+        raise Verdict("timeout", f"measure input {header['input']} ran over {per:g} s under qemu")
+    if "failed" in header:
+        index = int(header["input"])
+        _check_run(header["failed"], inputs[index], per, request, f"measure input {index}")
+    counts = ", ".join(f"{c:,}" for c in header["counts"])
+    return header["metrics"], {"profile": f"qemu-{arch} guest instructions per input: {counts}"}
 
 
 _MEASURES: dict[str, Callable[..., tuple[dict[str, float], dict[str, str]]]] = {
@@ -313,6 +342,6 @@ _MEASURES: dict[str, Callable[..., tuple[dict[str, float], dict[str, str]]]] = {
     "cachegrind": _valgrind("cachegrind"),
     "mca": _mca,
     "wall": _wall,
-    "qemu": _qemu,
+    "qemu": _qemu_measure,
 }
 """Each measure's function (``none`` never gets here: compile and tests only)."""

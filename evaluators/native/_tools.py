@@ -64,23 +64,37 @@ def measure_unavailable(language: str, measure: str) -> str:
 
 
 def qemu_unavailable(arch: str) -> str:
-    """Why ``qemu:<arch>`` cannot run here (device unavailable), or "" when it can."""
+    """Why ``qemu:<arch>`` cannot run here ("device unavailable: ..." with the fix), or ""."""
     triple = QEMU_ARCHES.get(arch)
     if triple is None:
         return f"qemu:{arch}: unknown architecture; use one of {', '.join(QEMU_ARCHES)}"
+    debian = arch.replace("aarch64", "arm64")
     if tool(f"qemu-{arch}") is None:
         return (
             f"device unavailable: qemu-{arch} is not installed "
-            f"(apt-get install -y qemu-user libc6-dev-{arch.replace('aarch64', 'arm64')}-cross)"
+            f"(apt-get install -y {qemu_packages(arch)})"
         )
     if not os.path.isdir(f"/usr/{triple}/lib"):
         return (
             f"device unavailable: no {triple} C library in /usr/{triple} "
-            f"(apt-get install -y libc6-dev-{arch.replace('aarch64', 'arm64')}-cross)"
+            f"(apt-get install -y libc6-dev-{debian}-cross)"
         )
+    if not os.path.isdir(f"/usr/lib/gcc-cross/{triple}"):
+        return (
+            f"device unavailable: no {triple} libgcc/libstdc++ for a static cross build "
+            f"(apt-get install -y libgcc-12-dev-{debian}-cross libstdc++-12-dev-{debian}-cross)"
+        )
+    if tool("ld.lld-19") is None:
+        return "device unavailable: ld.lld-19 is not installed (apt-get install -y lld-19)"
+    return ""
+
+
+def qemu_packages(arch: str) -> str:
+    """The Debian packages a ``qemu:<arch>`` measure needs."""
+    debian = arch.replace("aarch64", "arm64")
     return (
-        f"device unavailable: qemu:{arch} instruction counting needs QEMU's libinsn plugin, "
-        "which this evaluator does not drive yet"
+        f"qemu-user lld-19 libc6-dev-{debian}-cross libgcc-12-dev-{debian}-cross "
+        f"libstdc++-12-dev-{debian}-cross"
     )
 
 
