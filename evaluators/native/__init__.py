@@ -9,6 +9,8 @@ another architecture, or interleaved wall time; optionally through a cascade of 
   ``baselines()``;
 - :func:`generated_tests`, :func:`as_measured`, :func:`seed_baselines_of`: the functions
   PIE-style specs share (tests from fixed seeds, metrics as measured, seed baselines);
+- :func:`measure_tools`, :func:`libraries_missing`: a spec's ``requires`` and ``ready()``,
+  so ``evoforge problems`` names a missing tool and the ``apt-get`` command that installs it;
 - ``python -m evoforge.evaluators.native``: the trusted runner of one evaluation.
 """
 
@@ -26,6 +28,8 @@ from evoforge.evaluators.native._settings import (
 )
 from evoforge.evaluators.native._tools import (
     archer_library,
+    libraries_missing,
+    measure_tools,
     measure_unavailable,
     qemu_unavailable,
 )
@@ -48,6 +52,8 @@ __all__ = [
     "read_settings",
     # tools and outputs
     "archer_library",
+    "libraries_missing",
+    "measure_tools",
     "cache_metrics",
     "event_totals",
     "mca_summary",

@@ -25,6 +25,8 @@ _PACKAGES = {
     "valgrind": "valgrind",
     "callgrind_annotate": "valgrind",
     "rustc": "rustup (https://rustup.rs) or `apt-get install -y rustc`",
+    "ld.lld-19": "lld-19",
+    "llvm-symbolizer-19": "llvm-19",
 }
 
 
@@ -38,12 +40,37 @@ def tool(name: str) -> str | None:
 
 
 def missing(names: tuple[str, ...]) -> str:
-    """Why some of ``names`` cannot be used ("" when all are installed)."""
+    """Why some of ``names`` cannot be used ("" when all are installed), with the command
+    that installs them."""
     absent = [n for n in names if tool(n) is None]
     if not absent:
         return ""
     packages = sorted({_PACKAGES.get(n, n) for n in absent})
-    return f"{', '.join(absent)} not installed (install: {'; '.join(packages)})"
+    apt = [p for p in packages if " " not in p]
+    other = [p for p in packages if " " in p]
+    fixes = ([f"apt-get install -y {' '.join(apt)}"] if apt else []) + other
+    return f"{', '.join(absent)} not installed (install: {'; '.join(fixes)})"
+
+
+def measure_tools(language: str, measure: str) -> dict[str, str]:
+    """The commands compiling ``language`` and running ``measure`` need, each with how to
+    install it (a spec's ``requires``, so ``evoforge problems`` names what is missing)."""
+    kind, _, arch = measure.partition(":")
+    names = [COMPILERS[language]]
+    names += {
+        "callgrind": ["valgrind", "callgrind_annotate"],
+        "cachegrind": ["valgrind"],
+        "mca": ["llvm-mca-19", "llvm-cxxfilt-19"],
+        "qemu": [f"qemu-{arch}", "ld.lld-19"],
+    }.get(kind, [])
+    return {name: _install_hint(name) for name in names}
+
+
+def _install_hint(name: str) -> str:
+    if name.startswith("qemu-"):
+        return f"apt-get install -y {qemu_packages(name.removeprefix('qemu-'))}"
+    package = _PACKAGES.get(name, name)
+    return package if " " in package else f"apt-get install -y {package}"
 
 
 def measure_unavailable(language: str, measure: str) -> str:
@@ -129,6 +156,24 @@ def _mca_cpu_unknown(cpu: str) -> str:
         close = sorted(c for c in cpus if c[:3] == cpu[:3])[:6]
         return f"mca:{cpu}: llvm-mca-19 knows no x86-64 CPU {cpu!r}" + (
             f" (close: {', '.join(close)})" if close else ""
+        )
+    return ""
+
+
+def libraries_missing(*, openmp: bool = False, sanitize: tuple[str, ...] = ()) -> str:
+    """Why the libraries an OpenMP build (libomp) or a ThreadSanitizer build of one (LLVM's
+    Archer) needs are absent, with the command that installs them; "" when present. For a
+    spec's ``ready()``: without them such a problem cannot run at all."""
+    clang = tool("clang-19")
+    if clang is None:
+        return "clang-19 not installed (install: apt-get install -y clang-19 libomp-19-dev)"
+    lib = os.path.normpath(os.path.join(os.path.dirname(os.path.realpath(clang)), "..", "lib"))
+    wanted = ["libomp.so"] if openmp else []
+    wanted += ["libarcher.so"] if openmp and "thread" in sanitize else []
+    if absent := [name for name in wanted if not os.path.exists(os.path.join(lib, name))]:
+        return (
+            f"{', '.join(absent)} not found in {lib} (OpenMP; install: apt-get install -y "
+            "libomp-19-dev)"
         )
     return ""
 

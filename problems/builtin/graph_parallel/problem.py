@@ -21,7 +21,7 @@ import functools
 
 import numpy as np
 
-from evoforge.evaluators.native import as_measured
+from evoforge.evaluators.native import as_measured, libraries_missing, measure_tools
 
 name = "graph_parallel"
 evaluator = "native"
@@ -30,6 +30,7 @@ seed_file = "seed.cpp"
 measure = "wall"
 objectives = {"speedup_vs_seed": "maximize"}
 compile_flags = ["-O2", "-std=c++17", "-fopenmp"]
+requires = measure_tools(language, measure)  # `evoforge problems` names what is missing
 timeout_s = 300
 options = {"test_timeout_s": 20, "timing_repeats": 5, "timing_warmups": 1, "threads": "all"}
 stages = [
@@ -43,7 +44,11 @@ stages = [
 held_out = [{"name": "held_out", "kwargs": {"tests": "held_out_tests"}}]
 run_defaults = {"budget": 100}
 
-_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def ready():
+    """libomp and LLVM's Archer (the race-check stage's) are libraries, not commands."""
+    return libraries_missing(openmp=True, sanitize=("thread",))
 
 
 def _mix(x):
