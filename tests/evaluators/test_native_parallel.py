@@ -51,13 +51,16 @@ def small_problem(tmp_path: Path) -> Path:
 
 
 def with_block(body: str) -> str:
+    """The seed with its ``components`` function (the block's last part) replaced."""
     seed = (BUILTIN / "seed.cpp").read_text()
-    return re.sub(
-        r"(// EVOLVE-BLOCK-START\n).*(// EVOLVE-BLOCK-END)",
-        lambda m: m[1] + body + m[2],
+    new = re.sub(
+        r"// label\[v\] = the smallest.*(// EVOLVE-BLOCK-END)",
+        lambda m: body + m[1],
         seed,
         flags=re.S,
     )
+    assert new != seed
+    return new
 
 
 def racy() -> str:

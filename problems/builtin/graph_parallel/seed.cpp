@@ -7,6 +7,7 @@
 // checksum is the sum over v of label[v] * (v % 1024 + 1), modulo 2^64.
 //
 // The program runs on every core (OpenMP, compiled with -fopenmp); the seed is sequential.
+// Everything but main may change: the generators too (their output must stay the same).
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +17,7 @@
 using u32 = uint32_t;
 using u64 = uint64_t;
 
+// EVOLVE-BLOCK-START
 // The graph generators: counter-based (edge i depends only on the seed and i), so both may be
 // generated in parallel; the problem's reference generates the same graphs in numpy.
 static inline u64 mix(u64 x) {
@@ -57,7 +59,6 @@ static void road(u32 width, u32 height, u64 seed, std::vector<u32>& src, std::ve
     }
 }
 
-// EVOLVE-BLOCK-START
 // label[v] = the smallest vertex id in v's component. Sequential: a CSR adjacency, then a BFS
 // from each unvisited vertex in increasing order (so the start is its component's minimum).
 static std::vector<u32> components(u32 n, const std::vector<u32>& src, const std::vector<u32>& dst) {
