@@ -89,21 +89,23 @@ class NativeEvaluator(Evaluator):
         if self.problem.stages:
             return await run_cascade(
                 self.problem.stages,
-                lambda stage: self.run_stage(source, stage, ratios=True),
+                lambda stage: self.run_stage(source, stage),
                 problem=self.problem,
             )
         return await self._measured(source, self.settings, "evaluate")
 
-    async def run_stage(self, source: str, stage: Stage, *, ratios: bool = False) -> EvalResult:
-        """One stage: its ``kwargs`` choose the tests (default the stage's name for a held-out
-        stage, the problem's for a cascade's), measure and sanitizers; scored by the stage's
-        function, with ratios to the seed under the stage's own measure when ``ratios``."""
+    async def run_stage(self, source: str, stage: Stage) -> EvalResult:
+        """One stage of the cascade or a held-out stage: its ``kwargs`` choose the tests
+        (default: the problem's for a cascade stage, the stage's name for a held-out one),
+        measure and sanitizers; scored by the stage's function. A cascade stage's metrics get
+        the ratios to the seed under the stage's own measure (its threshold may use them)."""
         kwargs = dict(stage.kwargs)
-        if not ratios:  # a held-out stage names its tests after itself by default
+        held_out = stage in self.problem.held_out
+        if held_out:
             kwargs.setdefault("tests", stage.name)
         settings = read_settings(self.problem, stage=kwargs)
         return await self._measured(
-            source, settings, stage.evaluate, timeout_s=stage.timeout_s, ratios=ratios
+            source, settings, stage.evaluate, timeout_s=stage.timeout_s, ratios=not held_out
         )
 
     async def _measured(

@@ -4,7 +4,11 @@ Reads one JSON request on stdin and replies one JSON line. Steps, each a sandbox
 (:mod:`evoforge.evaluators.native._jobs`): compile (``compile_error`` with the first
 diagnostics), run every test and compare its output here (``incorrect`` with the first failing
 input, expected and actual output, cut; ``timeout``, ``crashed``, ``runtime_error`` for a
-non-zero exit or an output flood), then measure. The runner itself never runs candidate code.
+non-zero exit or an output flood), then measure. A request with ``sanitize`` builds the
+candidate instrumented and fails at the first sanitizer report
+(:mod:`~evoforge.evaluators.native._sanitize`); ``qemu:<arch>`` cross-compiles it and runs
+its tests under the emulator (:mod:`~evoforge.evaluators.native._qemu`). The runner itself
+never runs candidate code.
 """
 
 from __future__ import annotations

@@ -68,7 +68,9 @@ def make_problem(tmp_path: Path, threshold: float) -> Path:
               "threshold": {{"metric": "speedup_vs_seed", "min": {threshold}}}}},
             {{"name": "measure"}},
         ]
-        evaluate = as_measured
+        held_out = [{{"name": "held_out", "kwargs": {{"tests": "bigger"}}}}]
+        bigger = [(f"900\\n{{' '.join(['2'] * 900)}}\\n", "1800\\n")]
+        evaluate = evaluate_held_out = as_measured
         """)
     )
     return folder
@@ -106,3 +108,15 @@ def test_a_candidate_within_the_threshold_is_measured(tmp_path):
     assert slow.metrics["stage_reached"] == "measure"
     assert slow.metrics["prefilter.speedup_vs_seed"] < 0.8
     assert slow.objectives["instructions"] > 0
+
+
+def test_held_out_stages_use_their_own_tests_not_the_cascade(tmp_path):
+    async def run():
+        async with NativeEvaluator(load_problem(make_problem(tmp_path, 0.8))) as evaluator:
+            return await evaluator.evaluate(SEED), await evaluator.evaluate_held_out(SLOW)
+
+    seed, held = asyncio.run(run())
+    assert held is not None and held.status is Status.OK, held and held.artifacts
+    assert "stage_reached" not in held.metrics or held.metrics["stage_reached"] == "held_out"
+    assert "mca_cycles" not in held.metrics  # the prefilter is the cascade's, not held-out's
+    assert held.metrics["instructions"] > seed.metrics["instructions"]  # 900 numbers, not 7
