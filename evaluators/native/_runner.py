@@ -164,11 +164,11 @@ def check_tests(request: dict[str, Any], binary: bytes, iso: Isolation, *, cross
     for index, result in enumerate(run.header["results"]):
         stdin, expected = tests[index]
         if report := first_report(result.get("stderr_head", "")):
+            kind, headline, text = report
             raise Verdict(
-                "runtime_error",
-                f"test {index}: {report[0].replace('_', ' ')} reported by the "
-                f"{'+'.join(sanitizers)} sanitizer build",
-                {report[0]: report[1], "input": _cut(stdin)},
+                "crashed" if " SEGV " in f"{headline} " else "runtime_error",
+                f"test {index}: {headline} (the {'+'.join(sanitizers)} sanitizer build)",
+                {kind: text, "input": _cut(stdin)},
             )
         _check_run(result, stdin, per, request, f"test {index}")
         if _normal(result["stdout"]) != _normal(expected):

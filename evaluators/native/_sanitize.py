@@ -36,6 +36,7 @@ _OPTIONS = {
 _MARKERS = {
     "WARNING: ThreadSanitizer: data race": "data_race",
     "WARNING: ThreadSanitizer:": "thread_sanitizer",
+    "ERROR: ThreadSanitizer:": "thread_sanitizer",  # e.g. SEGV on unknown address
     "ERROR: AddressSanitizer:": "address_sanitizer",
     "runtime error:": "undefined_behaviour",
 }
@@ -59,16 +60,19 @@ def sanitizer_env(sanitizers: Sequence[str], archer: str) -> dict[str, str]:
     return env
 
 
-def first_report(stderr: str) -> tuple[str, str] | None:
-    """``(kind, report)`` of the first sanitizer report in ``stderr`` (``data_race``,
-    ``address_sanitizer``, …), the report cut to :data:`REPORT_CHARS`; None without one."""
+def first_report(stderr: str) -> tuple[str, str, str] | None:
+    """``(kind, headline, report)`` of the first sanitizer report in ``stderr``: its kind
+    (``data_race``, ``thread_sanitizer``, ``address_sanitizer``, ``undefined_behaviour``), its
+    first line, and the report cut to :data:`REPORT_CHARS`; None without one."""
     found = [(stderr.find(marker), kind) for marker, kind in _MARKERS.items() if marker in stderr]
     if not found:
         return None
     start, kind = min(found)
+    end_of_line = stderr.find("\n", start)
+    headline = stderr[start : end_of_line if end_of_line >= 0 else len(stderr)].strip()
     begin = stderr.rfind("==================", 0, start)
     text = stderr[begin if begin >= 0 else start :]
     end = text.find("SUMMARY:")
     if end >= 0:
         text = text[: text.find("\n", end) if "\n" in text[end:] else len(text)]
-    return kind, text[:REPORT_CHARS]
+    return kind, headline[:300], text[:REPORT_CHARS]

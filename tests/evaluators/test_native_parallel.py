@@ -15,6 +15,7 @@ import pytest
 
 from evoforge.archive import Status
 from evoforge.evaluators.native import NativeEvaluator, archer_library, read_settings
+from evoforge.evaluators.native._sanitize import REPORT_CHARS, first_report
 from evoforge.problems import ProblemSpecError, import_spec, load_problem
 
 BUILTIN = Path(__file__).parents[2] / "problems" / "builtin" / "graph_parallel"
@@ -158,3 +159,29 @@ def test_stage_settings_are_checked(tmp_path):
         read_settings(problem, stage={"flags": ["-O3"]})
     with pytest.raises(ProblemSpecError, match="cannot share a build"):
         read_settings(problem, stage={"sanitize": ["thread", "address"]})
+
+
+RACE = """noise before
+==================
+WARNING: ThreadSanitizer: data race (pid=3)
+  Write of size 8 at 0x7b04 by thread T1:
+    #0 count candidate.cpp:5:9
+SUMMARY: ThreadSanitizer: data race candidate.cpp:5:9 in count
+==================
+ThreadSanitizer: reported 1 warnings
+"""
+
+
+def test_first_report_reads_each_sanitizer_s_report():
+    kind, headline, text = first_report(RACE)
+    assert (kind, headline) == ("data_race", "WARNING: ThreadSanitizer: data race (pid=3)")
+    assert text.startswith("==================\nWARNING") and text.endswith("in count")
+    segv = "==3==ERROR: ThreadSanitizer: SEGV on unknown address 0x0 (pc 0x1)\n#0 f a.cpp:1\n"
+    assert first_report(segv)[:2] == (
+        "thread_sanitizer",
+        "ERROR: ThreadSanitizer: SEGV on unknown address 0x0 (pc 0x1)",
+    )
+    ub = "a.c:3:5: runtime error: signed integer overflow: 2147483647 + 1\n"
+    assert first_report(ub)[0] == "undefined_behaviour"
+    assert first_report("an ordinary message on stderr\n") is None
+    assert len(first_report(RACE.replace("noise", "x" * 10_000))[2]) <= REPORT_CHARS
