@@ -1,9 +1,11 @@
 """Evaluations per second of the native evaluator for each measure, and the sandbox's overhead.
 
 Builds a small C problem (sum of the numbers read, two tests) once per measure (callgrind,
-cachegrind, mca:znver4, wall), evaluates the seed once to warm up (the seed and -O3 reference
-measures are taken then), and then times ``--n`` candidates one after another, each a distinct
-source (a comment with a counter) so that nothing can be served from a cache. For scale it times
+cachegrind, mca:znver4, wall, qemu:riscv64 where qemu-user and the cross libraries are
+installed: its overhead includes the cross compile and the TCG plugin's build), evaluates
+the seed once to warm up (the seed and -O3 reference measures are taken then), and then times
+``--n`` candidates one after another, each a distinct source (a comment with a counter) so
+that nothing can be served from a cache. For scale it times
 the bare pipeline with no sandbox: ``clang-19 -O2`` + running each test with subprocess, and the
 same plus ``valgrind --tool=callgrind`` on each test. The overhead printed is the evaluator's
 median minus the bare pipeline's median (callgrind against bare callgrind, the others against
@@ -26,7 +28,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from evoforge.evaluators.native import NativeEvaluator
+from evoforge.evaluators.native import NativeEvaluator, measure_unavailable
 from evoforge.problems import load_problem
 
 SEED = """\
@@ -47,6 +49,7 @@ OBJECTIVE = {
     "cachegrind": "cycles",
     "mca:znver4": "mca_cycles",
     "wall": "wall_s",
+    "qemu:riscv64": "instructions",
 }
 
 
@@ -134,6 +137,9 @@ def main() -> None:
         print(f"bare compile+run+callgrind (no sandbox) median {base_cg * 1e3:8.1f} ms")
         print(f"{'measure':12} {'median ms':>10} {'evals/s':>8} {'overhead ms':>12}")
         for measure in args.measures:
+            if why := measure_unavailable("c", measure):
+                print(f"{measure:12} skipped: {why}")
+                continue
             times = asyncio.run(time_measure(root, measure, args.n))
             median = statistics.median(times)
             reference = base_cg if measure == "callgrind" else base

@@ -1,5 +1,7 @@
 """The ``native`` evaluator: C, C++ and Rust candidates compiled by clang-19 (rustc) and
-measured by callgrind, cachegrind, llvm-mca for a named CPU, or interleaved wall time.
+measured by callgrind, cachegrind, llvm-mca for a named CPU, instructions under qemu-user for
+another architecture, or interleaved wall time; optionally through a cascade of stages
+(llvm-mca as a cheap filter, a ThreadSanitizer build) before the measurement.
 
 - :class:`NativeEvaluator`: the evaluator plugin;
 - :func:`read_settings` / :class:`NativeSettings`: what a native problem declares;
@@ -7,6 +9,8 @@ measured by callgrind, cachegrind, llvm-mca for a named CPU, or interleaved wall
   ``baselines()``;
 - :func:`generated_tests`, :func:`as_measured`, :func:`seed_baselines_of`: the functions
   PIE-style specs share (tests from fixed seeds, metrics as measured, seed baselines);
+- :func:`measure_tools`, :func:`libraries_missing`: a spec's ``requires`` and ``ready()``,
+  so ``evoforge problems`` names a missing tool and the ``apt-get`` command that installs it;
 - ``python -m evoforge.evaluators.native``: the trusted runner of one evaluation.
 """
 
@@ -22,7 +26,13 @@ from evoforge.evaluators.native._settings import (
     o3_flags,
     read_settings,
 )
-from evoforge.evaluators.native._tools import measure_unavailable, qemu_unavailable
+from evoforge.evaluators.native._tools import (
+    archer_library,
+    libraries_missing,
+    measure_tools,
+    measure_unavailable,
+    qemu_unavailable,
+)
 
 __all__ = [
     # the evaluator
@@ -41,6 +51,9 @@ __all__ = [
     "o3_flags",
     "read_settings",
     # tools and outputs
+    "archer_library",
+    "libraries_missing",
+    "measure_tools",
     "cache_metrics",
     "event_totals",
     "mca_summary",

@@ -16,9 +16,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoforge.archive import EvalResult, Status
 from evoforge.evaluators._base import Availability, Evaluator
+from evoforge.evaluators._cascade import run_cascade
+from evoforge.evaluators._scoring import classify_metrics
 from evoforge.evaluators.devices import cpu_fingerprint
-from evoforge.evaluators.native._settings import NativeSettings, o3_flags, read_settings
-from evoforge.evaluators.native._tools import SOURCE_NAMES, measure_unavailable, missing
+from evoforge.evaluators.native._settings import METRICS, NativeSettings, o3_flags, read_settings
+from evoforge.evaluators.native._tools import (
+    SOURCE_NAMES,
+    archer_library,
+    measure_unavailable,
+    missing,
+)
 from evoforge.evaluators.sandbox import SandboxOptions, call_runner, reply_result, server_env
 from evoforge.problems import ProblemSpecError, import_spec
 
@@ -47,8 +54,7 @@ class NativeEvaluator(Evaluator):
         self.settings = read_settings(problem)
         self._sandbox = SandboxOptions.of(problem)
         self._spec = import_spec(problem.spec_path)
-        self._why_not = measure_unavailable(self.settings.language, self.settings.measure)
-        self._references: dict[str, dict[str, float]] | None = None
+        self._references: dict[tuple[str, tuple[str, ...]], dict[str, dict[str, float]]] = {}
         self._reference_lock = asyncio.Lock()
         self._slots = asyncio.Semaphore(max(1, workers))
 
@@ -78,35 +84,74 @@ class NativeEvaluator(Evaluator):
         return measure_unavailable(settings.language, settings.measure)
 
     async def evaluate(self, source: str) -> EvalResult:
-        """Compile, test and measure ``source``; ratios to the references beside its metrics."""
-        result = await self._run(source, self.settings, "evaluate")
-        if result.status is Status.OK and not self._why_not:
-            references = await self.references()
-            result.metrics.update(self._ratios(result.metrics, references))
-        return result
+        """Compile, test and measure ``source``; ratios to the references beside its metrics.
+        With ``stages``, the cascade: each stage as :meth:`run_stage` runs it."""
+        if self.problem.stages:
+            return await run_cascade(
+                self.problem.stages,
+                lambda stage: self.run_stage(source, stage),
+                problem=self.problem,
+            )
+        return await self._measured(source, self.settings, "evaluate")
 
     async def run_stage(self, source: str, stage: Stage) -> EvalResult:
-        """A held-out stage: the tests named by ``stage.kwargs["tests"]`` (default the
-        stage's name), measured and scored by the stage's function."""
-        tests = str(stage.kwargs.get("tests", stage.name))
-        settings = read_settings(self.problem, tests_name=tests)
-        return await self._run(source, settings, stage.evaluate, timeout_s=stage.timeout_s)
+        """One stage of the cascade or a held-out stage: its ``kwargs`` choose the tests
+        (default: the problem's for a cascade stage, the stage's name for a held-out one),
+        measure and sanitizers; scored by the stage's function. A cascade stage's metrics get
+        the ratios to the seed under the stage's own measure (its threshold may use them)."""
+        kwargs = dict(stage.kwargs)
+        held_out = stage in self.problem.held_out
+        if held_out:
+            kwargs.setdefault("tests", stage.name)
+        settings = read_settings(self.problem, stage=kwargs)
+        return await self._measured(
+            source, settings, stage.evaluate, timeout_s=stage.timeout_s, ratios=not held_out
+        )
 
-    async def references(self) -> dict[str, dict[str, float]]:
-        """The measure's metrics of the seed (declared flags) and of the seed at ``-O3``,
-        measured once (the first caller waits; a failure is an empty entry, not an error)."""
+    async def _measured(
+        self,
+        source: str,
+        settings: NativeSettings,
+        scorer: str,
+        *,
+        timeout_s: float | None = None,
+        ratios: bool = True,
+    ) -> EvalResult:
+        """``source`` run under ``settings``, its metrics (with the ratios to the seed's under
+        the same measure) scored by the spec's ``scorer``."""
+        result = await self._run(source, settings, timeout_s=timeout_s)
+        if result.status is not Status.OK:
+            return result
+        metrics = dict(result.metrics)
+        why_not = measure_unavailable(settings.language, settings.measure)
+        if ratios and not why_not and settings.kind != "none":
+            references = await self.references(settings)
+            metrics.update(ratios_to(self._ratio_metric(settings), metrics, references))
+        result.metrics = self._score(scorer, metrics)
+        if scorer == "evaluate" and not self.problem.stages:  # a cascade classifies its last
+            status, error, objectives, descriptors = classify_metrics(self.problem, result.metrics)
+            result.status, result.objectives, result.descriptors = status, objectives, descriptors
+            if error:
+                result.artifacts["error"] = error
+        return result
+
+    async def references(
+        self, settings: NativeSettings | None = None
+    ) -> dict[str, dict[str, float]]:
+        """The metrics of the seed (declared flags) and of the seed at ``-O3`` under
+        ``settings``' measure (default the problem's), measured once per measure and inputs
+        (the first caller waits; a failure is an empty entry, not an error)."""
+        settings = settings or self.settings
+        key = (settings.measure, settings.inputs)
         async with self._reference_lock:
-            if self._references is None:
-                self._references = {}
+            if key not in self._references:
+                found: dict[str, dict[str, float]] = {}
                 for label, at_o3 in REFERENCES.items():
-                    flags = o3_flags(self.settings.compile_flags) if at_o3 else None
-                    result = await self._run(
-                        self.problem.seed_source, self.settings, None, flags=flags
-                    )
-                    self._references[label] = (
-                        dict(result.metrics) if result.status is Status.OK else {}
-                    )
-            return self._references
+                    flags = o3_flags(settings.compile_flags) if at_o3 else None
+                    result = await self._run(self.problem.seed_source, settings, flags=flags)
+                    found[label] = dict(result.metrics) if result.status is Status.OK else {}
+                self._references[key] = found
+            return self._references[key]
 
     def request(
         self, source: str, settings: NativeSettings, flags: tuple[str, ...] | None = None
@@ -120,7 +165,11 @@ class NativeEvaluator(Evaluator):
             "source_name": SOURCE_NAMES[settings.language],
             "flags": list(flags if flags is not None else settings.compile_flags),
             "measure": settings.measure,
-            "measure_enabled": not self._why_not,
+            "measure_enabled": not measure_unavailable(settings.language, settings.measure),
+            "sanitize": list(settings.sanitize),
+            "archer": archer_library() or "",
+            "threads": settings.thread_count,
+            "max_procs": 64 + 2 * settings.thread_count,
             "tests": [list(t) for t in settings.tests],
             "inputs": list(settings.inputs),
             "hot_functions": list(settings.hot_functions),
@@ -144,7 +193,6 @@ class NativeEvaluator(Evaluator):
         self,
         source: str,
         settings: NativeSettings,
-        scorer: str | None,
         *,
         flags: tuple[str, ...] | None = None,
         timeout_s: float | None = None,
@@ -157,11 +205,7 @@ class NativeEvaluator(Evaluator):
                 RUNNER, request, deadline_s=deadline, env=server_env(self._sandbox.sandbox_env)
             )
         elapsed = time.perf_counter() - start
-        if answer.get("status") == Status.OK.value and scorer is not None:
-            answer["metrics"] = self._score(scorer, answer.get("metrics") or {})
-        return reply_result(
-            self.problem, answer, elapsed, cpu_fingerprint(), classify=scorer == "evaluate"
-        )
+        return reply_result(self.problem, answer, elapsed, cpu_fingerprint(), classify=False)
 
     def _score(self, scorer: str, metrics: dict[str, Any]) -> dict[str, Any]:
         function = getattr(self._spec, scorer, None)
@@ -176,18 +220,29 @@ class NativeEvaluator(Evaluator):
             )
         return scored
 
-    def _ratios(
-        self, metrics: dict[str, Any], references: dict[str, dict[str, float]]
-    ) -> dict[str, float]:
-        """``speedup_vs_<label>`` for the primary objective (above 1: better than it)."""
+    def _ratio_metric(self, settings: NativeSettings) -> tuple[str, str]:
+        """The metric ``speedup_vs_<label>`` compares, and its direction: the primary objective
+        when ``settings``' measure reports it, else that measure's first metric (all of
+        which are costs: instructions, cycles, seconds)."""
         objective = self.problem.primary
-        value = metrics.get(objective.name)
-        ratios: dict[str, float] = {}
-        for label, reference in references.items():
-            key = f"speedup_vs_{label}"
-            if key in metrics:  # wall time: measured interleaved in the same run
-                continue
-            base = reference.get(objective.name)
-            if isinstance(value, int | float) and isinstance(base, int | float) and value and base:
-                ratios[key] = base / value if objective.direction == "minimize" else value / base
-        return ratios
+        if objective.name in METRICS[settings.kind]:
+            return objective.name, objective.direction
+        return METRICS[settings.kind][0], "minimize"
+
+
+def ratios_to(
+    metric: tuple[str, str], metrics: dict[str, Any], references: dict[str, dict[str, float]]
+) -> dict[str, float]:
+    """``speedup_vs_<label>`` of ``metric`` (name, direction) against each reference (above
+    1: better than it); ratios already measured (wall time's, interleaved) are kept."""
+    name, direction = metric
+    value = metrics.get(name)
+    ratios: dict[str, float] = {}
+    for label, reference in references.items():
+        key = f"speedup_vs_{label}"
+        if key in metrics:
+            continue
+        base = reference.get(name)
+        if isinstance(value, int | float) and isinstance(base, int | float) and value and base:
+            ratios[key] = base / value if direction == "minimize" else value / base
+    return ratios

@@ -26,6 +26,13 @@ from evoforge.evaluators.native._parse import (
     mca_summary,
     top_costs,
 )
+from evoforge.evaluators.native._qemu import (
+    build_plugin,
+    counting_argv,
+    cross_flags,
+    qemu_metrics,
+    read_count,
+)
 from evoforge.evaluators.native._tools import SOURCE_NAMES, compile_command
 
 PROGRAM = "./prog"
@@ -33,14 +40,21 @@ _DIAGNOSTIC_CHARS = 3000
 
 
 def compile_job(
-    language: str, source: str, flags: Sequence[str], timeout_s: float, asm_cpu: str = ""
+    language: str,
+    source: str,
+    flags: Sequence[str],
+    timeout_s: float,
+    asm_cpu: str = "",
+    cross: str = "",
 ) -> tuple[dict[str, Any], bytes]:
     """Compile ``source``; the binary is the payload (the assembly in the header with
-    ``asm_cpu``), or ``compile_error`` with the compiler's first diagnostics."""
+    ``asm_cpu``; for the ``cross`` architecture when given), or ``compile_error`` with the
+    compiler's first diagnostics."""
     name = SOURCE_NAMES[language]
     with open(name, "w") as f:
         f.write(source)
     header: dict[str, Any] = {"status": "ok"}
+    flags = [*flags, *(cross_flags(cross) if cross else [])]
     commands = [compile_command(language, name, "prog", tuple(flags))]
     if asm_cpu:
         commands.append(compile_command(language, name, "prog.s", tuple(flags), asm_cpu=asm_cpu))
@@ -70,8 +84,17 @@ def _install(binary: bytes, source: tuple[str, str] | None = None) -> None:
             f.write(source[1])
 
 
-def _run_one(argv: list[str], stdin: str, timeout_s: float, keep_chars: int) -> dict[str, Any]:
-    """Run ``argv`` on ``stdin`` (stdout to a file: RLIMIT_FSIZE catches a flood)."""
+def _run_one(
+    argv: list[str],
+    stdin: str,
+    timeout_s: float,
+    keep_chars: int,
+    env: dict[str, str] | None = None,
+    stderr_head: int = 0,
+) -> dict[str, Any]:
+    """Run ``argv`` on ``stdin`` (stdout to a file: RLIMIT_FSIZE catches a flood), with
+    ``env`` added to the environment; the stderr kept is its tail, and its first
+    ``stderr_head`` characters too (a sanitizer's first report)."""
     with open("stdin.txt", "w") as f:
         f.write(stdin)
     start = time.perf_counter()
@@ -80,7 +103,9 @@ def _run_one(argv: list[str], stdin: str, timeout_s: float, keep_chars: int) -> 
         open("stdout.txt", "wb") as fout,
         open("stderr.txt", "wb") as ferr,
     ):
-        proc = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr)
+        proc = subprocess.Popen(
+            argv, stdin=fin, stdout=fout, stderr=ferr, env={**os.environ, **(env or {})}
+        )
         try:
             code = proc.wait(timeout_s)
         except subprocess.TimeoutExpired:
@@ -91,19 +116,28 @@ def _run_one(argv: list[str], stdin: str, timeout_s: float, keep_chars: int) -> 
     with open("stdout.txt", "rb") as f:
         out = f.read(keep_chars + 1).decode("utf-8", "replace")
     with open("stderr.txt", "rb") as f:
+        head = f.read(stderr_head).decode("utf-8", "replace") if stderr_head else ""
         f.seek(max(0, os.fstat(f.fileno()).st_size - 1500))
         err = f.read().decode("utf-8", "replace")
-    return {"rc": code, "stdout": out, "stderr": err, "wall_s": wall}
+    result = {"rc": code, "stdout": out, "stderr": err, "wall_s": wall}
+    return {**result, "stderr_head": head} if stderr_head else result
 
 
 def tests_job(
-    binary: bytes, inputs: Sequence[str], keep: Sequence[int], timeout_s: float
+    binary: bytes,
+    inputs: Sequence[str],
+    keep: Sequence[int],
+    timeout_s: float,
+    env: dict[str, str] | None = None,
+    stderr_head: int = 0,
+    prefix: Sequence[str] = (),
 ) -> tuple[dict[str, Any], bytes]:
-    """Run the program on each input in turn; stop at the first that fails to exit 0."""
+    """Run the program on each input in turn (after ``prefix``: an emulator); stop at the
+    first that fails to exit 0."""
     _install(binary)
     results = []
     for stdin, keep_chars in zip(inputs, keep, strict=True):
-        result = _run_one([PROGRAM], stdin, timeout_s, keep_chars)
+        result = _run_one([*prefix, PROGRAM], stdin, timeout_s, keep_chars, env, stderr_head)
         results.append(result)
         if result.get("timeout") or result["rc"] != 0:
             break
@@ -117,6 +151,7 @@ def valgrind_job(
     timeout_s: float,
     source: tuple[str, str],
     profile: bool,
+    env: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], bytes]:
     """Run the program under callgrind or cachegrind on each input; sum the event counts,
     and (callgrind) annotate the costliest run's profile (functions and source lines)."""
@@ -127,7 +162,7 @@ def valgrind_job(
         out_file = f"{tool}.{index}.out"
         argv = ["valgrind", f"--tool={tool}", f"--{tool}-out-file={out_file}", "--quiet"]
         argv += ["--cache-sim=yes"] if tool == "cachegrind" else []
-        result = _run_one([*argv, PROGRAM], stdin, timeout_s, 0)
+        result = _run_one([*argv, PROGRAM], stdin, timeout_s, 0, env)
         if result.get("timeout"):
             return {"status": "ok", "timeout": True, "input": index}, b""
         if result["rc"] != 0:
@@ -211,7 +246,12 @@ def mca_job(asm: str, cpu: str, hot: Sequence[str]) -> tuple[dict[str, Any], byt
 
 
 def wall_job(
-    binaries: Sequence[bytes], inputs: Sequence[str], timeout_s: float, repeats: int, warmups: int
+    binaries: Sequence[bytes],
+    inputs: Sequence[str],
+    timeout_s: float,
+    repeats: int,
+    warmups: int,
+    env: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], bytes]:
     """Time each binary on all inputs, interleaved (A B C A B C ...): seconds per round."""
     paths = []
@@ -226,13 +266,36 @@ def wall_job(
         for index, path in enumerate(paths):
             total = 0.0
             for stdin in inputs:
-                result = _run_one([path], stdin, timeout_s, 0)
+                result = _run_one([path], stdin, timeout_s, 0, env)
                 if result.get("timeout") or result["rc"] != 0:
                     return {"status": "ok", "failed": result, "binary": index}, b""
                 total += result["wall_s"]
             if round_ >= warmups:
                 samples[index].append(total)
     return {"status": "ok", "samples": samples}, b""
+
+
+def qemu_job(
+    binary: bytes, inputs: Sequence[str], arch: str, timeout_s: float
+) -> tuple[dict[str, Any], bytes]:
+    """Run the cross-compiled program under qemu-``arch`` with the counting plugin on each
+    input; the guest instructions, summed (:mod:`~evoforge.evaluators.native._qemu`)."""
+    _install(binary)
+    if why := build_plugin():
+        return {"status": "runtime_error", "error": why}, b""
+    counts = []
+    for index, stdin in enumerate(inputs):
+        log = f"qemu.{index}.log"
+        result = _run_one(counting_argv(arch, log, PROGRAM), stdin, timeout_s, 0)
+        if result.get("timeout"):
+            return {"status": "ok", "timeout": True, "input": index}, b""
+        if result["rc"] != 0:
+            return {"status": "ok", "failed": result, "input": index}, b""
+        try:
+            counts.append(read_count(log))
+        except (OSError, ValueError) as exc:
+            return {"status": "runtime_error", "error": f"qemu-{arch}: {exc}"}, b""
+    return {"status": "ok", "metrics": qemu_metrics(counts), "counts": counts}, b""
 
 
 def flood_signal(code: int) -> bool:

@@ -4,7 +4,11 @@ Reads one JSON request on stdin and replies one JSON line. Steps, each a sandbox
 (:mod:`evoforge.evaluators.native._jobs`): compile (``compile_error`` with the first
 diagnostics), run every test and compare its output here (``incorrect`` with the first failing
 input, expected and actual output, cut; ``timeout``, ``crashed``, ``runtime_error`` for a
-non-zero exit or an output flood), then measure. The runner itself never runs candidate code.
+non-zero exit or an output flood), then measure. A request with ``sanitize`` builds the
+candidate instrumented and fails at the first sanitizer report
+(:mod:`~evoforge.evaluators.native._sanitize`); ``qemu:<arch>`` cross-compiles it and runs
+its tests under the emulator (:mod:`~evoforge.evaluators.native._qemu`). The runner itself
+never runs candidate code.
 """
 
 from __future__ import annotations
@@ -15,7 +19,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from evoforge.evaluators.native import _jobs
+from evoforge.evaluators.native import _jobs, _qemu
+from evoforge.evaluators.native._sanitize import (
+    REPORT_CHARS,
+    first_report,
+    sanitizer_env,
+    sanitizer_flags,
+)
 from evoforge.evaluators.sandbox import (
     Isolation,
     Limits,
@@ -30,6 +40,7 @@ from evoforge.evaluators.timing import compare
 _CUT = 600  # characters of an input or output shown in artifacts
 _VALGRIND_MEMORY_MB = 1024
 _COMPILE_MEMORY_MB = 4096
+_QEMU_MEMORY_MB = 1024  # qemu-user's own code cache and maps, beside the guest's
 
 
 class Verdict(Exception):  # noqa: N818 - a verdict about the candidate, not a bug
@@ -61,20 +72,23 @@ def evaluate(
     """Compile, check and measure one candidate (see the module docstring)."""
     measure = str(request["measure"])
     kind, _, argument = measure.partition(":")
+    sanitizers = list(request.get("sanitize", ()))
     start = time.perf_counter()
+    cross = argument if kind == "qemu" else ""
     binary, header = compile_source(
         request,
         request["source"],
-        request["flags"],
+        [*request["flags"], *sanitizer_flags(sanitizers)],
         isolation,
         asm_cpu=argument if kind == "mca" else "",
+        cross=cross,
     )
     timings["compile_s"] = time.perf_counter() - start
     start = time.perf_counter()
-    check_tests(request, binary, isolation)
+    check_tests(request, binary, isolation, cross=cross)
     timings["tests_s"] = time.perf_counter() - start
     start = time.perf_counter()
-    if not request.get("measure_enabled", True):
+    if kind == "none" or not request.get("measure_enabled", True):
         return {"status": "ok", "metrics": {"passed": 1.0}}
     metrics, artifacts = _MEASURES[kind](request, binary, header, isolation)
     timings["measure_s"] = time.perf_counter() - start
@@ -93,16 +107,23 @@ def _sandboxed(
 
 
 def compile_source(
-    request: dict[str, Any], source: str, flags: list[str], iso: Isolation, *, asm_cpu: str = ""
+    request: dict[str, Any],
+    source: str,
+    flags: list[str],
+    iso: Isolation,
+    *,
+    asm_cpu: str = "",
+    cross: str = "",
 ) -> tuple[bytes, dict[str, Any]]:
-    """The binary of ``source`` (and the compile job's header: the assembly with ``asm_cpu``)."""
+    """The binary of ``source`` (for the ``cross`` architecture when given), and the compile
+    job's header (the assembly with ``asm_cpu``)."""
     timeout = float(request["compile_timeout_s"])
     limits = Limits(
         timeout_s=timeout + 10, memory_mb=_COMPILE_MEMORY_MB, file_size_mb=256, result_mb=64
     )
     language = request["language"]
     run = _sandboxed(
-        lambda: _jobs.compile_job(language, source, flags, timeout, asm_cpu),
+        lambda: _jobs.compile_job(language, source, flags, timeout, asm_cpu, cross),
         limits,
         iso,
         "compiling",
@@ -111,29 +132,44 @@ def compile_source(
 
 
 def _limits(request: dict[str, Any], runs: int, per_run_s: float, extra_mb: int = 0) -> Limits:
-    memory = int(request["memory_mb"]) + extra_mb
+    """A job's limits. Processes: threads count too (one per core for OpenMP). Address
+    space: none for a TSan or ASan build, which cannot start under ``RLIMIT_AS``
+    (:mod:`~evoforge.evaluators.native._sanitize`)."""
+    shadow = {"thread", "address"} & set(request.get("sanitize", ()))
     return Limits(
         timeout_s=min(float(request["timeout_s"]), per_run_s * runs + 5),
-        memory_mb=memory,
+        memory_mb=None if shadow else int(request["memory_mb"]) + extra_mb,
         file_size_mb=int(request["output_mb"]),
-        max_procs=64,
+        max_procs=int(request.get("max_procs", 64)),
     )
 
 
-def check_tests(request: dict[str, Any], binary: bytes, iso: Isolation) -> None:
-    """Run every test; raise a :class:`Verdict` at the first that fails."""
+def check_tests(request: dict[str, Any], binary: bytes, iso: Isolation, *, cross: str = "") -> None:
+    """Run every test (under qemu-``cross`` for a cross build); raise a :class:`Verdict` at
+    the first that fails."""
     tests = request["tests"]
     inputs = [stdin for stdin, _ in tests]
     keep = [len(expected) + 256 for _, expected in tests]
-    per = float(request["test_timeout_s"])
+    per = float(request["test_timeout_s"]) * (_qemu.SLOWDOWN if cross else 1)
+    prefix = _qemu.launcher(cross) if cross else []
+    sanitizers = list(request.get("sanitize", ()))
+    env = {**thread_env(request), **sanitizer_env(sanitizers, str(request.get("archer", "")))}
+    head = REPORT_CHARS * 4 if sanitizers else 0
     run = _sandboxed(
-        lambda: _jobs.tests_job(binary, inputs, keep, per),
-        _limits(request, len(tests), per),
+        lambda: _jobs.tests_job(binary, inputs, keep, per, env, head, prefix),
+        _limits(request, len(tests), per, _QEMU_MEMORY_MB if cross else 0),
         iso,
         "running the tests",
     )
     for index, result in enumerate(run.header["results"]):
         stdin, expected = tests[index]
+        if report := first_report(result.get("stderr_head", "")):
+            kind, headline, text = report
+            raise Verdict(
+                "crashed" if " SEGV " in f"{headline} " else "runtime_error",
+                f"test {index}: {headline} (the {'+'.join(sanitizers)} sanitizer build)",
+                {kind: text, "input": _cut(stdin)},
+            )
         _check_run(result, stdin, per, request, f"test {index}")
         if _normal(result["stdout"]) != _normal(expected):
             raise Verdict(
@@ -172,6 +208,11 @@ def _check_run(
         raise Verdict("runtime_error", f"{what}: exited with code {code}", artifacts)
 
 
+def thread_env(request: dict[str, Any]) -> dict[str, str]:
+    """The candidate's thread count (the sandbox sets ``OMP_NUM_THREADS=1`` for everyone)."""
+    return {"OMP_NUM_THREADS": str(int(request.get("threads", 1)))}
+
+
 def _normal(text: str) -> list[str]:
     """Output compared line by line, trailing spaces and blank lines ignored."""
     lines = [line.rstrip() for line in text.splitlines()]
@@ -198,7 +239,9 @@ def _valgrind(tool: str) -> Callable[..., tuple[dict[str, float], dict[str, str]
         limits = _limits(request, len(inputs), per, _VALGRIND_MEMORY_MB)
         limits = dataclasses.replace(limits, timeout_s=max(limits.timeout_s, per * len(inputs)))
         run = _sandboxed(
-            lambda: _jobs.valgrind_job(binary, inputs, tool, per, source, profile),
+            lambda: _jobs.valgrind_job(
+                binary, inputs, tool, per, source, profile, thread_env(request)
+            ),
             limits,
             iso,
             f"under {tool}",
@@ -249,7 +292,10 @@ def _wall(
     binaries = [binary, *references]
     limits = _limits(request, len(inputs) * len(binaries) * (repeats + warmups), per)
     run = _sandboxed(
-        lambda: _jobs.wall_job(binaries, inputs, per, repeats, warmups), limits, iso, "timing"
+        lambda: _jobs.wall_job(binaries, inputs, per, repeats, warmups, thread_env(request)),
+        limits,
+        iso,
+        "timing",
     )
     if "failed" in run.header:
         index = int(run.header["binary"])
@@ -272,10 +318,27 @@ def _wall(
     return metrics, artifacts
 
 
-def _qemu(request: dict[str, Any], *_: Any) -> tuple[dict[str, float], dict[str, str]]:
-    from evoforge.evaluators.native._tools import qemu_unavailable
-
-    raise Verdict("runtime_error", qemu_unavailable(str(request["measure"]).partition(":")[2]))
+def _qemu_measure(
+    request: dict[str, Any], binary: bytes, _header: dict[str, Any], iso: Isolation
+) -> tuple[dict[str, float], dict[str, str]]:
+    """Guest instructions under qemu-user's counting plugin (see
+    :mod:`~evoforge.evaluators.native._qemu`)."""
+    arch = str(request["measure"]).partition(":")[2]
+    inputs = request["inputs"]
+    per = float(request["test_timeout_s"]) * _qemu.SLOWDOWN
+    limits = _limits(request, len(inputs), per, _QEMU_MEMORY_MB)
+    limits = dataclasses.replace(limits, timeout_s=max(limits.timeout_s, per * len(inputs) + 30))
+    run = _sandboxed(
+        lambda: _jobs.qemu_job(binary, inputs, arch, per), limits, iso, f"under qemu-{arch}"
+    )
+    header = run.header
+    if header.get("timeout"):
+        raise Verdict("timeout", f"measure input {header['input']} ran over {per:g} s under qemu")
+    if "failed" in header:
+        index = int(header["input"])
+        _check_run(header["failed"], inputs[index], per, request, f"measure input {index}")
+    counts = ", ".join(f"{c:,}" for c in header["counts"])
+    return header["metrics"], {"profile": f"qemu-{arch} guest instructions per input: {counts}"}
 
 
 _MEASURES: dict[str, Callable[..., tuple[dict[str, float], dict[str, str]]]] = {
@@ -283,5 +346,6 @@ _MEASURES: dict[str, Callable[..., tuple[dict[str, float], dict[str, str]]]] = {
     "cachegrind": _valgrind("cachegrind"),
     "mca": _mca,
     "wall": _wall,
-    "qemu": _qemu,
+    "qemu": _qemu_measure,
 }
+"""Each measure's function (``none`` never gets here: compile and tests only)."""

@@ -25,6 +25,8 @@ _PACKAGES = {
     "valgrind": "valgrind",
     "callgrind_annotate": "valgrind",
     "rustc": "rustup (https://rustup.rs) or `apt-get install -y rustc`",
+    "ld.lld-19": "lld-19",
+    "llvm-symbolizer-19": "llvm-19",
 }
 
 
@@ -38,12 +40,37 @@ def tool(name: str) -> str | None:
 
 
 def missing(names: tuple[str, ...]) -> str:
-    """Why some of ``names`` cannot be used ("" when all are installed)."""
+    """Why some of ``names`` cannot be used ("" when all are installed), with the command
+    that installs them."""
     absent = [n for n in names if tool(n) is None]
     if not absent:
         return ""
     packages = sorted({_PACKAGES.get(n, n) for n in absent})
-    return f"{', '.join(absent)} not installed (install: {'; '.join(packages)})"
+    apt = [p for p in packages if " " not in p]
+    other = [p for p in packages if " " in p]
+    fixes = ([f"apt-get install -y {' '.join(apt)}"] if apt else []) + other
+    return f"{', '.join(absent)} not installed (install: {'; '.join(fixes)})"
+
+
+def measure_tools(language: str, measure: str) -> dict[str, str]:
+    """The commands compiling ``language`` and running ``measure`` need, each with how to
+    install it (a spec's ``requires``, so ``evoforge problems`` names what is missing)."""
+    kind, _, arch = measure.partition(":")
+    names = [COMPILERS[language]]
+    names += {
+        "callgrind": ["valgrind", "callgrind_annotate"],
+        "cachegrind": ["valgrind"],
+        "mca": ["llvm-mca-19", "llvm-cxxfilt-19"],
+        "qemu": [f"qemu-{arch}", "ld.lld-19"],
+    }.get(kind, [])
+    return {name: _install_hint(name) for name in names}
+
+
+def _install_hint(name: str) -> str:
+    if name.startswith("qemu-"):
+        return f"apt-get install -y {qemu_packages(name.removeprefix('qemu-'))}"
+    package = _PACKAGES.get(name, name)
+    return package if " " in package else f"apt-get install -y {package}"
 
 
 def measure_unavailable(language: str, measure: str) -> str:
@@ -64,23 +91,37 @@ def measure_unavailable(language: str, measure: str) -> str:
 
 
 def qemu_unavailable(arch: str) -> str:
-    """Why ``qemu:<arch>`` cannot run here (device unavailable), or "" when it can."""
+    """Why ``qemu:<arch>`` cannot run here ("device unavailable: ..." with the fix), or ""."""
     triple = QEMU_ARCHES.get(arch)
     if triple is None:
         return f"qemu:{arch}: unknown architecture; use one of {', '.join(QEMU_ARCHES)}"
+    debian = arch.replace("aarch64", "arm64")
     if tool(f"qemu-{arch}") is None:
         return (
             f"device unavailable: qemu-{arch} is not installed "
-            f"(apt-get install -y qemu-user libc6-dev-{arch.replace('aarch64', 'arm64')}-cross)"
+            f"(apt-get install -y {qemu_packages(arch)})"
         )
     if not os.path.isdir(f"/usr/{triple}/lib"):
         return (
             f"device unavailable: no {triple} C library in /usr/{triple} "
-            f"(apt-get install -y libc6-dev-{arch.replace('aarch64', 'arm64')}-cross)"
+            f"(apt-get install -y libc6-dev-{debian}-cross)"
         )
+    if not os.path.isdir(f"/usr/lib/gcc-cross/{triple}"):
+        return (
+            f"device unavailable: no {triple} libgcc/libstdc++ for a static cross build "
+            f"(apt-get install -y libgcc-12-dev-{debian}-cross libstdc++-12-dev-{debian}-cross)"
+        )
+    if tool("ld.lld-19") is None:
+        return "device unavailable: ld.lld-19 is not installed (apt-get install -y lld-19)"
+    return ""
+
+
+def qemu_packages(arch: str) -> str:
+    """The Debian packages a ``qemu:<arch>`` measure needs."""
+    debian = arch.replace("aarch64", "arm64")
     return (
-        f"device unavailable: qemu:{arch} instruction counting needs QEMU's libinsn plugin, "
-        "which this evaluator does not drive yet"
+        f"qemu-user lld-19 libc6-dev-{debian}-cross libgcc-12-dev-{debian}-cross "
+        f"libstdc++-12-dev-{debian}-cross"
     )
 
 
@@ -117,6 +158,35 @@ def _mca_cpu_unknown(cpu: str) -> str:
             f" (close: {', '.join(close)})" if close else ""
         )
     return ""
+
+
+def libraries_missing(*, openmp: bool = False, sanitize: tuple[str, ...] = ()) -> str:
+    """Why the libraries an OpenMP build (libomp) or a ThreadSanitizer build of one (LLVM's
+    Archer) needs are absent, with the command that installs them; "" when present. For a
+    spec's ``ready()``: without them such a problem cannot run at all."""
+    clang = tool("clang-19")
+    if clang is None:
+        return "clang-19 not installed (install: apt-get install -y clang-19 libomp-19-dev)"
+    lib = os.path.normpath(os.path.join(os.path.dirname(os.path.realpath(clang)), "..", "lib"))
+    wanted = ["libomp.so"] if openmp else []
+    wanted += ["libarcher.so"] if openmp and "thread" in sanitize else []
+    if absent := [name for name in wanted if not os.path.exists(os.path.join(lib, name))]:
+        return (
+            f"{', '.join(absent)} not found in {lib} (OpenMP; install: apt-get install -y "
+            "libomp-19-dev)"
+        )
+    return ""
+
+
+def archer_library() -> str | None:
+    """LLVM's Archer (``libarcher.so``, beside clang-19's libraries): loaded into a
+    ThreadSanitizer build of an OpenMP program, it tells TSan what OpenMP synchronises, so a
+    correct ``reduction`` or barrier is not reported as a race. None when absent."""
+    clang = tool("clang-19")
+    if clang is None:
+        return None
+    path = os.path.join(os.path.dirname(os.path.realpath(clang)), "..", "lib", "libarcher.so")
+    return os.path.normpath(path) if os.path.exists(path) else None
 
 
 def compile_command(

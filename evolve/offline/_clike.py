@@ -81,6 +81,7 @@ class CProgram(Program):
         self.ifs: list[tree_sitter.Node] = []  # if statements without else
         self.chains: list[tree_sitter.Node] = []  # && / || expressions of two operands
         self.loops: list[tree_sitter.Node] = []  # for statements
+        self.updates: list[tree_sitter.Node] = []  # x++; x += e; inside a loop, own lines
         super().__init__(text)
 
     def _parse(self) -> tree_sitter.Tree:
@@ -148,12 +149,33 @@ class CProgram(Program):
                 self.ifs.append(node)
         elif kind == "for_statement":
             self.loops.append(node)
+        elif kind == "expression_statement" and _update(node) and self.whole_lines(node):
+            self.updates.append(node)
         elif kind == "compound_statement":
             self._runs(node)
         if kind in ("function_definition", "declaration") and self.whole_lines(node):
             key = _item_key(node)
             if key is not None:
                 self.items[key] = None if key in self.items else node
+
+
+def _update(node: tree_sitter.Node) -> bool:
+    """``x++;`` or ``x op= e;`` inside a ``for`` loop (where ``#pragma omp atomic`` fits)."""
+    if node.named_child_count != 1:
+        return False
+    expr = node.named_children[0]
+    if expr.type == "assignment_expression":
+        op = expr.child_by_field_name("operator")
+        if op is None or op.type not in ("+=", "-=", "*=", "|=", "&=", "^="):
+            return False
+    elif expr.type != "update_expression":
+        return False
+    parent = node.parent
+    while parent is not None and parent.type != "function_definition":
+        if parent.type == "for_statement":
+            return True
+        parent = parent.parent
+    return False
 
 
 def _statement(node: tree_sitter.Node) -> bool:

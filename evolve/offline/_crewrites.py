@@ -4,7 +4,11 @@ Each is a small, local source change that often keeps a program correct and can 
 costs: a branch turned into arithmetic or a select (which the compiler may then vectorise), the
 operands of ``&&``/``||`` swapped (the cheaper or more selective test first), a loop bound
 tightened to the square root or the half (divisor searches), and a clang loop pragma (unroll or
-vectorise) before a ``for``. Many produce wrong programs too; the evaluator sorts them out.
+vectorise) before a ``for``. In an OpenMP program (one that includes ``omp.h`` or has an
+``omp`` pragma): ``#pragma omp parallel for`` before a ``for``, and ``#pragma omp atomic``
+before an update (``x++;``, ``x += e;``) inside a loop, which makes a shared counter's loop
+safe to parallelise. Many produce wrong (or racy) programs too; the evaluator (its tests, its
+ThreadSanitizer stage) sorts them out.
 """
 
 from __future__ import annotations
@@ -25,6 +29,13 @@ _PRAGMAS = (
     "#pragma clang loop unroll(disable)",
     "#pragma clang loop vectorize(enable) interleave(enable)",
     "#pragma clang loop vectorize(disable)",
+)
+
+
+_OMP_LOOP = (
+    "#pragma omp parallel for",
+    "#pragma omp parallel for schedule(static)",
+    "#pragma omp parallel for schedule(dynamic, 4096)",
 )
 
 
@@ -139,6 +150,35 @@ def loop_bound(prog: Program, rng: np.random.Generator) -> Mutation | None:
 
 def loop_pragma(prog: Program, rng: np.random.Generator) -> Mutation | None:
     """A clang loop pragma (unroll, vectorise) on its own line before a ``for``."""
+    return _pragma_before_loop(prog, rng, _PRAGMAS)
+
+
+def omp_parallel(prog: Program, rng: np.random.Generator) -> Mutation | None:
+    """``#pragma omp parallel for`` (a schedule at random) on its own line before a ``for``."""
+    return _pragma_before_loop(prog, rng, _OMP_LOOP)
+
+
+def omp_atomic(prog: Program, rng: np.random.Generator) -> Mutation | None:
+    """``#pragma omp atomic`` on its own line before an update inside a loop."""
+    assert isinstance(prog, CProgram)
+    node = _pick(prog.updates, rng)
+    row = node.start_point.row
+    start = prog.line_start(row)
+    above = prog.data[prog.line_start(row - 1) : start] if row > 0 else b""
+    if above.lstrip().startswith(b"#pragma"):
+        return None
+    end = prog.line_start(row + 1)
+    line = prog.data[start:end]
+    indent = line[: len(line) - len(line.lstrip())]
+    return Mutation(
+        (Change(start, end, indent + b"#pragma omp atomic\n" + line),),
+        f"'#pragma omp atomic' before '{text_of(node).decode()}' (line {row + 1})",
+    )
+
+
+def _pragma_before_loop(
+    prog: Program, rng: np.random.Generator, pragmas: tuple[str, ...]
+) -> Mutation | None:
     assert isinstance(prog, CProgram)
     loop = _pick(prog.loops, rng)
     row = loop.start_point.row
@@ -150,7 +190,7 @@ def loop_pragma(prog: Program, rng: np.random.Generator) -> Mutation | None:
     above = prog.data[prog.line_start(row - 1) : start] if row > 0 else b""
     if above.lstrip().startswith(b"#pragma"):
         return None  # one pragma per loop
-    pragma = _PRAGMAS[int(rng.integers(len(_PRAGMAS)))]
+    pragma = pragmas[int(rng.integers(len(pragmas)))]
     return Mutation(
         (Change(start, end, indent + pragma.encode() + b"\n" + line),),
         f"'{pragma}' before the loop on line {row + 1}",
@@ -167,3 +207,15 @@ def has_chains(prog: Program) -> bool:
 
 def has_loops(prog: Program) -> bool:
     return isinstance(prog, CProgram) and bool(prog.loops)
+
+
+def _openmp(prog: Program) -> bool:
+    return isinstance(prog, CProgram) and (b"omp.h" in prog.data or b"#pragma omp" in prog.data)
+
+
+def has_openmp_loops(prog: Program) -> bool:
+    return _openmp(prog) and has_loops(prog)
+
+
+def has_openmp_updates(prog: Program) -> bool:
+    return _openmp(prog) and bool(getattr(prog, "updates", ()))

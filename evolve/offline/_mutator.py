@@ -26,8 +26,12 @@ from evoforge.evolve.offline._crewrites import (
     has_chains,
     has_ifs,
     has_loops,
+    has_openmp_loops,
+    has_openmp_updates,
     loop_bound,
     loop_pragma,
+    omp_atomic,
+    omp_parallel,
     swap_operands,
 )
 from evoforge.evolve.offline._crossover import crossover_candidates
@@ -67,6 +71,8 @@ C_WEIGHTS: Mapping[str, float] = {
     "swap_operands": 0.08,
     "loop_bound": 0.08,
     "loop_pragma": 0.16,
+    "omp_parallel": 0.16,
+    "omp_atomic": 0.08,
 }
 """Default weights on C and C++: fewer constant tweaks (C constants are mostly loop starts and
 sizes, where a change is almost always wrong), plus the C rewrites of
@@ -310,6 +316,8 @@ _OPERATORS = {
     "swap_operands": (has_chains, swap_operands),
     "loop_bound": (has_loops, loop_bound),
     "loop_pragma": (has_loops, loop_pragma),
+    "omp_parallel": (has_openmp_loops, omp_parallel),
+    "omp_atomic": (has_openmp_updates, omp_atomic),
 }
 
 

@@ -4,6 +4,7 @@ measure's figure matches the tool run directly."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ from evoforge.evaluators.native import (
     event_totals,
     measure_unavailable,
     o3_flags,
+    qemu_unavailable,
     read_settings,
 )
 from evoforge.evaluators.sandbox import server_env
@@ -82,7 +84,10 @@ def body(statement: str) -> str:
 def evaluate(folder: Path, *sources: str) -> list:
     async def run():
         async with NativeEvaluator(load_problem(folder)) as evaluator:
-            return [await evaluator._run(s, evaluator.settings, "evaluate") for s in sources]
+            settings = evaluator.settings
+            return [
+                await evaluator._measured(s, settings, "evaluate", ratios=False) for s in sources
+            ]
 
     return asyncio.run(run())
 
@@ -289,3 +294,48 @@ def test_registered_as_a_plugin():
 
     assert evaluator_class("native") is NativeEvaluator
     assert os.path.isfile(Path(__file__).parent.parent.parent / "evaluators/native/__main__.py")
+
+
+@pytest.mark.skipif(
+    bool(qemu_unavailable("riscv64") or qemu_unavailable("aarch64")),
+    reason=f"qemu measure unavailable here: {qemu_unavailable('riscv64')}",
+)
+@pytest.mark.parametrize("arch", ["riscv64", "aarch64"])
+def test_qemu_counts_guest_instructions(tmp_path, arch):
+    """The count checked by hand: a loop of exactly two guest instructions per iteration
+    (``addi``/``bnez`` on riscv64, ``subs``/``b.ne`` on aarch64), run 10^6 and 2*10^6 times
+    (inputs of the same length, so parsing costs the same): the counts differ by 2*10^6."""
+    loop = {
+        "riscv64": "1: addi %0, %0, -1\\n\\tbnez %0, 1b",
+        "aarch64": "1: subs %0, %0, #1\\n\\tb.ne 1b",
+    }[arch]
+    source = body(f'long k = n; __asm__ volatile("{loop}" : "+r"(k)); s = n - k;')
+    folder = make_problem(tmp_path, f"qemu:{arch}", "instructions")
+    problem = load_problem(folder)
+
+    async def run():
+        async with NativeEvaluator(problem) as evaluator:
+            counts = []
+            for n in (1_000_000, 2_000_000):
+                settings = dataclasses.replace(
+                    evaluator.settings, tests=((f"{n}\n", f"{n}\n"),), measure_inputs=()
+                )
+                result = await evaluator._measured(source, settings, "evaluate", ratios=False)
+                assert result.status is Status.OK, result.artifacts
+                counts.append(result.metrics["instructions"])
+            again = await evaluator._measured(source, settings, "evaluate", ratios=False)
+            return counts, again.metrics["instructions"]
+
+    (small, large), repeat = asyncio.run(run())
+    assert large - small == pytest.approx(2_000_000, rel=1e-3)
+    assert repeat == large  # deterministic
+
+
+@pytest.mark.skipif(bool(qemu_unavailable("riscv64")), reason="qemu measure unavailable here")
+def test_qemu_runs_the_tests_under_emulation(tmp_path):
+    folder = make_problem(tmp_path, "qemu:riscv64", "instructions")
+    seed, wrong = evaluate(folder, SEED, SEED.replace("s += x;", "s += x + 1;"))
+    assert seed.status is Status.OK, seed.artifacts
+    assert seed.objectives["instructions"] > 0
+    assert "qemu-riscv64 guest instructions" in seed.artifacts["profile"]
+    assert wrong.status is Status.INCORRECT and wrong.artifacts["actual"] == "9\n"

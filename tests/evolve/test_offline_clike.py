@@ -72,6 +72,22 @@ PARENTS = {"cpp": CPP, "c": C}
 CLANG = {"cpp": "clang++-19", "c": "clang-19"}
 
 
+OMP = """\
+#include <cstdio>
+#include <omp.h>
+// EVOLVE-BLOCK-START
+static long count(const int *a, long n, long *hist) {
+    long total = 0;
+    for (long i = 0; i < n; i++) {
+        hist[a[i] & 7]++;
+        total += a[i];
+    }
+    return total;
+}
+// EVOLVE-BLOCK-END
+"""
+
+
 def child(parent: str, answer: str) -> str:
     source = apply_edit(parent, answer, tolerant=False).source  # SEARCH matches exactly
     assert frozen_parts(source) == frozen_parts(parent)
@@ -107,8 +123,9 @@ def test_same_seed_same_answer_and_seeds_differ() -> None:
 
 @pytest.mark.parametrize("operator", sorted(set(C_WEIGHTS) - {"crossover"}))
 def test_each_operator_alone_yields_applicable_edits(operator: str) -> None:
+    parent = OMP if operator.startswith("omp_") else CPP  # OpenMP rewrites need OpenMP
     for seed in range(12):
-        child(CPP, mutate(CPP, [], np.random.default_rng(seed), weights=only(operator)))
+        child(parent, mutate(parent, [], np.random.default_rng(seed), weights=only(operator)))
 
 
 def test_constants_keep_their_suffix_and_kind() -> None:
@@ -167,6 +184,32 @@ def test_loop_pragma_goes_on_its_own_line_above_a_loop_once() -> None:
             if again != NOTHING_TO_CHANGE:
                 pairs = zip(lines2 := child(source, again).split("\n"), lines2[1:], strict=False)
                 assert not any("#pragma" in x and "#pragma" in y for x, y in pairs)
+
+
+def test_openmp_pragmas_go_above_loops_and_updates_of_an_openmp_program() -> None:
+    loops = rewrites("omp_parallel", OMP)
+    assert {c.split("\n")[5].strip() for c in loops} <= {
+        "#pragma omp parallel for",
+        "#pragma omp parallel for schedule(static)",
+        "#pragma omp parallel for schedule(dynamic, 4096)",
+    }
+    assert all(c.split("\n")[6].lstrip().startswith("for (") for c in loops)
+    above: set[str] = set()
+    for source in rewrites("omp_atomic", OMP):
+        lines = source.split("\n")
+        atomic = [i for i, line in enumerate(lines) if line == "        #pragma omp atomic"]
+        assert atomic and all(lines[i + 1].strip() != "#pragma omp atomic" for i in atomic)
+        above |= {lines[i + 1].strip() for i in atomic}
+    assert above == {"hist[a[i] & 7]++;", "total += a[i];"}  # updates inside the loop only
+
+
+def test_openmp_rewrites_need_an_openmp_program() -> None:
+    plain = OMP.replace("#include <omp.h>\n", "")
+    for seed in range(10):
+        answer = mutate(plain, [], np.random.default_rng(seed), weights=only("omp_parallel"))
+        assert answer == NOTHING_TO_CHANGE
+        answer = mutate(plain, [], np.random.default_rng(seed), weights=only("omp_atomic"))
+        assert answer == NOTHING_TO_CHANGE
 
 
 def test_crossover_takes_constants_from_an_inspiration() -> None:

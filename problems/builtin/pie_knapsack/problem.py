@@ -5,7 +5,7 @@ summed over hidden tests generated from a fixed seed). Held-out inputs, larger, 
 once at the end. Ratios to the seed and to the seed at -O3 stand beside every result.
 """
 
-from evoforge.evaluators.native import as_measured, generated_tests, seed_baselines_of
+from evoforge.evaluators.native import as_measured, generated_tests, measure_tools, seed_baselines_of
 
 name = "pie_knapsack"
 evaluator = "native"
@@ -14,6 +14,7 @@ seed_file = "seed.cpp"
 measure = "callgrind"
 objectives = {"instructions": "minimize"}
 compile_flags = ["-O2", "-std=c++17"]
+requires = measure_tools(language, measure)  # `evoforge problems` names what is missing
 timeout_s = 120
 options = {"test_timeout_s": 5}
 held_out = [{"name": "held_out", "kwargs": {"tests": "held_out_tests"}}]
