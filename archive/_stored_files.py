@@ -26,7 +26,7 @@ import hashlib
 import sqlite3
 from typing import Any
 
-from evoforge.problems import BundleError, file_sections, header
+from evoforge.problems import BundleError, file_sections, header, header_path
 
 _BUNDLE_FLAG = 1
 
@@ -70,6 +70,8 @@ def sections(source: str) -> list[tuple[str, str]] | None:
     """``(path, section text)`` of each file of the bundle ``source``, in order, when joining
     them back under their headers gives ``source`` exactly; None otherwise (not a bundle, a
     malformed one, or one that would not round-trip)."""
+    if header_path(source.lstrip().partition("\n")[0]) is None:
+        return None  # a bundle's first line is a header: most programs stop here, at once
     try:
         spans = file_sections(source)
     except BundleError:
