@@ -147,7 +147,7 @@ class NativeEvaluator(Evaluator):
             if key not in self._references:
                 found: dict[str, dict[str, float]] = {}
                 for label, at_o3 in REFERENCES.items():
-                    flags = o3_flags(settings.compile_flags) if at_o3 else None
+                    flags = o3_flags(settings.compile_flags, settings.language) if at_o3 else None
                     result = await self._run(self.problem.seed_source, settings, flags=flags)
                     found[label] = dict(result.metrics) if result.status is Status.OK else {}
                 self._references[key] = found
@@ -179,7 +179,7 @@ class NativeEvaluator(Evaluator):
             "timeout_s": problem.timeout_s,
             "memory_mb": problem.memory_mb,
             "seed_source": problem.seed_source,
-            "reference_flags": [list(seed_flags), list(o3_flags(seed_flags))],
+            "reference_flags": [list(seed_flags), list(o3_flags(seed_flags, settings.language))],
             "reference_labels": list(REFERENCES),
             "repeats": int(problem.options.get("timing_repeats", 10)),
             "warmups": int(problem.options.get("timing_warmups", 2)),

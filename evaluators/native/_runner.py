@@ -26,6 +26,7 @@ from evoforge.evaluators.native._sanitize import (
     sanitizer_env,
     sanitizer_flags,
 )
+from evoforge.evaluators.native._tools import rust_sysroot
 from evoforge.evaluators.sandbox import (
     Isolation,
     Limits,
@@ -55,6 +56,9 @@ def main() -> int:
     request = read_request()
     isolation, notes = prepare_request(request)
     isolation = dataclasses.replace(isolation, hidden_paths=tuple(request.get("hidden", ())))
+    sysroot = rust_sysroot() if request.get("language") == "rust" else None
+    if sysroot is not None:  # a rustup toolchain under ~/.rustup: bound into the root
+        isolation = dataclasses.replace(isolation, keep=(*isolation.keep, sysroot))
     timings: dict[str, float] = {}
     try:
         answer = evaluate(request, isolation, timings)

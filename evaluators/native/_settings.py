@@ -148,7 +148,7 @@ def read_settings(
             path, "measure", f"found {measure!r}; use one of {', '.join(MEASURES)}"
         )
     tests = _tests(path, tests_name, get(tests_name))
-    flags = _strings(path, "compile_flags", get("compile_flags", ["-O2"]))
+    flags = _strings(path, "compile_flags", get("compile_flags", list(DEFAULT_FLAGS[language])))
     inputs = _strings(path, "measure_inputs", get("measure_inputs", []))
     hot = _strings(path, "hot_functions", get("hot_functions", []))
     known = {*METRICS[measure.split(":", 1)[0]], PASSED}
@@ -228,8 +228,22 @@ def _positive(path: Any, name: str, value: Any) -> float:
     return float(value)
 
 
-def o3_flags(flags: Sequence[str]) -> tuple[str, ...]:
-    """``flags`` with every optimisation level replaced by ``-O3`` (the compiler-alone
-    baseline: the seed as the compiler would make it fastest without a programmer)."""
+DEFAULT_FLAGS = {"c": ("-O2",), "cpp": ("-O2",), "rust": ("-C", "opt-level=2")}
+"""``compile_flags`` when a problem declares none (rustc spells the level as a codegen option)."""
+
+
+def o3_flags(flags: Sequence[str], language: str = "c") -> tuple[str, ...]:
+    """``flags`` with every optimisation level replaced by the highest (the compiler-alone
+    baseline: the seed as the compiler would make it fastest without a programmer): ``-O3``
+    for clang, ``-C opt-level=3`` for rustc."""
+    if language == "rust":
+        kept: list[str] = []
+        for flag in flags:  # -O, -Copt-level=N, and "-C" "opt-level=N" as two words
+            if flag == "-O" or re.fullmatch(r"(-C)?opt-level=\w+", flag):
+                if not flag.startswith("-") and kept and kept[-1] == "-C":
+                    kept.pop()
+                continue
+            kept.append(flag)
+        return (*kept, "-C", "opt-level=3")
     kept = [f for f in flags if not re.fullmatch(r"-O[0-3sz]?|-Ofast|-Og", f)]
     return (*kept, "-O3")

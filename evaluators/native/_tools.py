@@ -189,12 +189,36 @@ def archer_library() -> str | None:
     return os.path.normpath(path) if os.path.exists(path) else None
 
 
+@functools.cache
+def rust_sysroot() -> str | None:
+    """The folder of the Rust toolchain (``rustc --print sysroot``), or None without one.
+
+    Installed by rustup it lives under ``~/.rustup``, outside the candidates' minimal root:
+    the runner binds it in (read-only), and compiles with its own ``bin/rustc``, not rustup's
+    proxy in ``~/.cargo/bin`` (which finds its toolchains through ``HOME``, the workdir there).
+    """
+    rustc = tool("rustc")
+    if rustc is None:
+        return None
+    try:
+        done = subprocess.run(
+            [rustc, "--print", "sysroot"], capture_output=True, text=True, timeout=120
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sysroot = done.stdout.strip()
+    return sysroot if done.returncode == 0 and os.path.isdir(sysroot) else None
+
+
 def compile_command(
     language: str, source: str, output: str, flags: tuple[str, ...], *, asm_cpu: str = ""
 ) -> list[str]:
     """The command that compiles ``source`` to ``output`` (assembly for ``asm_cpu``)."""
     if language == "rust":
-        return [tool("rustc") or "rustc", "--edition=2021", *flags, "-o", output, source]
+        sysroot = rust_sysroot()
+        own = os.path.join(sysroot, "bin", "rustc") if sysroot else ""
+        rustc = own if own and os.access(own, os.X_OK) else tool("rustc") or "rustc"
+        return [rustc, "--edition=2021", *flags, "-o", output, source]
     command = [COMPILERS[language], *flags, "-g", "-fdebug-prefix-map=" + os.getcwd() + "=."]
     if asm_cpu:
         command += [f"-march={asm_cpu}", "-S", "-g0", "-fno-asynchronous-unwind-tables"]

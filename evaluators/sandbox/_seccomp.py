@@ -32,10 +32,12 @@ candidate does not need. Compared call by call (``moby/profiles/seccomp/default.
   file needs only write permission on it, not a writable mount, so a candidate could talk to
   any host service listening on a socket file it can see. ``AF_NETLINK``, ``AF_VSOCK`` (the
   hypervisor's channel), ``AF_PACKET`` and the rest: ``EACCES`` too (glibc's ``getaddrinfo``
-  and ``getifaddrs`` cope without netlink). ``socketpair(AF_UNIX, SOCK_STREAM)`` still works
-  (asyncio's self-pipe and ``multiprocessing`` pipes use it): such a pair is connected from
-  birth and cannot be re-connected; datagram and seqpacket pairs are refused (a datagram socket
-  can ``sendto`` a path);
+  and ``getifaddrs`` cope without netlink). ``socketpair(AF_UNIX, SOCK_STREAM)`` and
+  ``SOCK_SEQPACKET`` still work (asyncio's self-pipe and ``multiprocessing`` pipes use the
+  first; Rust's ``std::process`` the second, to pass a child's pidfd, so ``rustc`` cannot run
+  its linker without it): such a pair is connected from birth and cannot be re-connected or
+  ``sendto`` another address; datagram pairs are refused (a datagram socket can ``sendto`` a
+  path);
 - looser than Docker: nothing of what Docker refuses is allowed; calls neither lists (new ones)
   are allowed, where Docker's allow-list refuses what it does not know.
 
@@ -63,6 +65,7 @@ PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _LD_W_ABS, _JEQ_K, _JGE_K, _JSET_K, _AND_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x54, 0x06
 _AF_UNIX, _AF_INET, _AF_INET6, _SOCK_STREAM, _SOCK_TYPE_MASK = 1, 2, 10, 1, 0xF
+_SOCK_SEQPACKET = 5
 _X32_BIT = 0x40000000
 # clone(2) flags that make a namespace: NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID,
 # NEWNET (Docker's mask; CLONE_NEWTIME, 0x80, is only for unshare and clone3, both refused).
@@ -208,7 +211,8 @@ def _source(machine: str, unix_sockets: bool, gpu: bool = False) -> list[_Op | s
             else [
                 _load(_ARG1),
                 (_AND_K, _SOCK_TYPE_MASK, None, None),
-                (_JEQ_K, _SOCK_STREAM, "allow", "eacces"),
+                (_JEQ_K, _SOCK_STREAM, "allow", None),
+                (_JEQ_K, _SOCK_SEQPACKET, "allow", "eacces"),
             ]
         ),
         "clone",  # its flags, the low word of args[0] (on x86-64 and aarch64 alike)

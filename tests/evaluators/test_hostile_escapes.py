@@ -311,6 +311,14 @@ def main():
     a, b = socket.socketpair()  # asyncio and multiprocessing need these
     a.sendall(b"x")
     out["stream-pair"] = b.recv(1).decode()
+    c, d = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # Rust's std::process
+    c.send(b"y")
+    out["seqpacket-pair"] = d.recv(1).decode()
+    try:  # a connected seqpacket socket ignores the address: it reaches its own peer only
+        c.sendto(b"hello", PATH)
+        out["seqpacket-sendto"] = d.recv(5).decode()
+    except OSError as exc:
+        out["seqpacket-sendto"] = exc.errno
     return out
 """
 
@@ -332,6 +340,7 @@ def test_host_unix_sockets_are_unreachable(roomy, unprivileged, outside, who):
         echo = result.metrics["echo"]
         assert "connected" not in echo.values() and echo["pair"] != "sent", echo
         assert echo["stream-pair"] == "x"
+        assert echo["seqpacket-pair"] == "y" and echo["seqpacket-sendto"] in ("hello", 106), echo
         with pytest.raises(BlockingIOError):
             server.accept()  # nobody knocked
     finally:

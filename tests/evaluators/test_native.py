@@ -25,6 +25,7 @@ from evoforge.evaluators.native import (
     qemu_unavailable,
     read_settings,
 )
+from evoforge.evaluators.native._tools import tool
 from evoforge.evaluators.sandbox import server_env
 from evoforge.problems import ProblemSpecError, load_problem
 
@@ -339,3 +340,57 @@ def test_qemu_runs_the_tests_under_emulation(tmp_path):
     assert seed.objectives["instructions"] > 0
     assert "qemu-riscv64 guest instructions" in seed.artifacts["profile"]
     assert wrong.status is Status.INCORRECT and wrong.artifacts["actual"] == "9\n"
+
+
+RUST_SEED = """\
+use std::io::Read;
+fn main() {
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input).unwrap();
+    let mut numbers = input.split_whitespace().map(|t| t.parse::<i64>().unwrap());
+    let n = numbers.next().unwrap() as usize;
+    // EVOLVE-BLOCK-START
+    let total: i64 = numbers.take(n).sum();
+    // EVOLVE-BLOCK-END
+    println!("{}", total);
+}
+"""
+
+
+@pytest.mark.skipif(tool("rustc") is None, reason="needs rustc (https://rustup.rs)")
+def test_a_rust_candidate_compiles_in_the_sandbox_and_is_measured(tmp_path):
+    """rustup's toolchain lives under ~/.rustup, outside the minimal root: it is bound in,
+    and rustc's own process spawning (a seqpacket socketpair) passes the seccomp filter."""
+    folder = tmp_path / "rust"
+    folder.mkdir()
+    (folder / "seed.rs").write_text(RUST_SEED)
+    (folder / "problem.py").write_text(
+        textwrap.dedent(f"""\
+        name = "rust_sum"
+        evaluator = "native"
+        language = "rust"
+        seed_file = "seed.rs"
+        measure = "callgrind"
+        objectives = {{"instructions": "minimize"}}
+        tests = {TESTS!r}
+        timeout_s = 60
+
+        def evaluate(metrics):
+            return metrics
+        """)
+    )
+    ok, wrong, broken = evaluate(
+        folder,
+        RUST_SEED,
+        RUST_SEED.replace(".sum();", ".sum::<i64>() + 1;"),
+        RUST_SEED.replace(".sum();", ".sum()"),
+    )
+    assert ok.status is Status.OK, ok.artifacts
+    assert ok.metrics["instructions"] > 0
+    assert wrong.status is Status.INCORRECT
+    assert broken.status is Status.COMPILE_ERROR
+
+
+def test_rust_flags_default_to_opt_level_2_and_the_baseline_to_3():
+    assert o3_flags(["-C", "opt-level=2", "-g"], "rust") == ("-g", "-C", "opt-level=3")
+    assert o3_flags(["-O", "-Copt-level=1"], "rust") == ("-C", "opt-level=3")
