@@ -29,6 +29,11 @@ def test_writes_outside_the_workdir_fail(roomy, outside, target):
     if target == "tmp":  # the candidate's /tmp is its own: the write lands there, not here
         assert result.status is Status.OK, result.artifacts
         return
+    if path.startswith("/tmp/") and result.status is Status.OK:
+        # Its folder exists in the candidate's own /tmp too (a checkout under /tmp holds what
+        # the server imports: their mount points are made there): the write landed in the
+        # candidate's tmpfs, and `outside` checked that the host's folder did not change.
+        return
     assert result.status is Status.RUNTIME_ERROR, result.artifacts
     # What the minimal root holds is read-only; the rest (the host's /tmp, /var) is not there.
     refusals = ("Read-only file system", "No such file")
