@@ -22,7 +22,14 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from evoforge.evaluators.sandbox import Limits, prepare_request, read_request, reply, run_sandboxed
+from evoforge.evaluators.sandbox import (
+    Limits,
+    own_python_first,
+    prepare_request,
+    read_request,
+    reply,
+    run_sandboxed,
+)
 
 # `python -m` put the engine's working directory first on sys.path. An OpenEvolve evaluator
 # imports from its own folder (put there by job()), never from wherever the engine was started:
@@ -44,6 +51,7 @@ RESERVED_ARTIFACTS = frozenset({"error", "traceback", "stdout_tail", "stderr_tai
 def main() -> int:
     request = read_request()
     isolation, notes = prepare_request(request)
+    own_python_first()  # `python` in the folder's evaluator's subprocesses
     start = time.perf_counter()
     try:
         files = read_folder(Path(request["folder"]))

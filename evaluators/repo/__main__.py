@@ -27,7 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from evoforge.evaluators.repo._copies import Slot, tail
-from evoforge.evaluators.sandbox import Limits, Sandbox, prepare_request, read_request, reply
+from evoforge.evaluators.sandbox import (
+    Limits,
+    Sandbox,
+    own_python_first,
+    prepare_request,
+    read_request,
+    reply,
+)
 from evoforge.problems import Threshold
 
 OUTPUT_BYTES = 1 << 20  # of each stream, kept by the job (the tail is what is reported)
@@ -36,6 +43,7 @@ OUTPUT_BYTES = 1 << 20  # of each stream, kept by the job (the tail is what is r
 def main() -> int:
     request = read_request()
     isolation, notes = prepare_request(request)
+    own_python_first()  # `python` in the repository's commands
     start = time.perf_counter()
     slot = Slot(Path(request["slot"]))
     slot.reset(isolation.user)

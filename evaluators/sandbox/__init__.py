@@ -59,6 +59,7 @@ from evoforge.evaluators.sandbox._run import Sandbox, run_sandboxed
 from evoforge.evaluators.sandbox._runner import (
     RunnerFailure,
     call_runner,
+    own_python_first,
     prepare,
     prepare_request,
     read_request,
@@ -112,6 +113,7 @@ __all__ = [
     # one-shot trusted runners
     "RunnerFailure",
     "call_runner",
+    "own_python_first",
     "prepare",
     "prepare_request",
     "read_request",

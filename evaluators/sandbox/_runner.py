@@ -74,6 +74,16 @@ def prepare_request(request: Mapping[str, Any]) -> tuple[Isolation, dict[str, st
     return isolation, notes
 
 
+def own_python_first() -> None:
+    """Put this interpreter's folder first on ``PATH``, for the commands a runner's jobs start:
+    ``python`` there (a repository's ``check``, an OpenEvolve evaluator's subprocess) is the
+    interpreter evoforge runs on, whose environment holds the problem's dependencies,
+    activated or not; the minimal root holds no other Python a ``PATH`` could lead to (pyenv's
+    shims under ``/root``, say)."""
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.path.dirname(sys.executable) + (os.pathsep + path if path else "")
+
+
 class RunnerFailure(Exception):  # noqa: N818 - a verdict about the candidate, not a bug
     """A candidate's evaluation ended early with ``status``; the runner replies with it."""
 

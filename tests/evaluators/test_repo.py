@@ -254,3 +254,12 @@ def test_a_check_that_fills_the_disk_stops_at_the_quota_and_the_copy_stays_clean
 
 
 NAMES = ("filler.bin", "scratch.txt")
+
+
+def test_python_in_the_commands_is_the_engines_own_even_when_not_on_path(repo, monkeypatch):
+    """`evoforge` run from a venv that is not activated: `python check.py` still finds the
+    interpreter (and so the packages) evoforge runs on, not whatever PATH leads to."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # Debian has no `python` there
+    problem = problem_of(repo)
+    (result,) = evaluate_all(problem, [problem.seed_source])
+    assert result.status is Status.OK, result.artifacts
