@@ -31,7 +31,11 @@ def report(run):
 
 def sandbox_script(body: str) -> dict:
     """Run PRELUDE + body in a fresh interpreter; it prints one JSON report."""
-    code = PRELUDE + textwrap.dedent(body)
+    return run_script(PRELUDE + textwrap.dedent(body))
+
+
+def run_script(code: str) -> dict:
+    """Run ``code`` in a fresh interpreter; the JSON object on its last stdout line."""
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

@@ -24,7 +24,7 @@ from evoforge.evaluators.sandbox._host import remove_workdir
 from evoforge.evaluators.sandbox._protocol import ProtocolError, dumps, encode_frame, read_frame
 from evoforge.evaluators.sandbox._supervise import _classify, _Tail
 from tests.conftest import ROOT
-from tests.evaluators.sandbox_helpers import needs_root, sandbox_script
+from tests.evaluators.sandbox_helpers import needs_root, run_script, sandbox_script
 
 
 @needs_root
@@ -296,16 +296,7 @@ run = sb.run_sandboxed(lambda: ({"status": "ok"}, b""), sb.Limits(timeout_s=5))
 print(json.dumps({"status": run.status.value, "helper_alive": helper.poll() is None}))
 helper.kill()
 """
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+    assert run_script(code) == {
         "status": "ok",
         "helper_alive": True,
     }

@@ -141,12 +141,12 @@ def test_what_the_sandbox_reports_is_what_the_candidate_gets(tmp_path):
 NOBODY_PYTHON = "/usr/bin/python3"
 
 
-def _nobody_can_import_the_sandbox() -> str:
-    if not IS_ROOT or not os.path.exists(NOBODY_PYTHON):
-        return f"needs root and {NOBODY_PYTHON}"
-    done = subprocess.run(
-        [NOBODY_PYTHON, "-c", "import evoforge.evaluators.sandbox._run"],
+def _as_nobody(code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` with the system Python as uid 65534, outside any project folder."""
+    return subprocess.run(
+        [NOBODY_PYTHON, "-c", code],
         capture_output=True,
+        text=True,
         user=65534,
         group=65534,
         extra_groups=[],
@@ -154,6 +154,12 @@ def _nobody_can_import_the_sandbox() -> str:
         cwd="/",
         timeout=60,
     )
+
+
+def _nobody_can_import_the_sandbox() -> str:
+    if not IS_ROOT or not os.path.exists(NOBODY_PYTHON):
+        return f"needs root and {NOBODY_PYTHON}"
+    done = _as_nobody("import evoforge.evaluators.sandbox._run")
     return "" if done.returncode == 0 else f"uid 65534 cannot run the sandbox with {NOBODY_PYTHON}"
 
 
@@ -171,17 +177,7 @@ def test_an_unprivileged_user_gets_the_isolation_through_a_user_namespace():
         run.payload = json.dumps([sandbox.protections, run.payload.decode()]).encode()
         report(run)
     """)
-    done = subprocess.run(
-        [NOBODY_PYTHON, "-c", code],
-        capture_output=True,
-        text=True,
-        user=65534,
-        group=65534,
-        extra_groups=[],
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        cwd="/",
-        timeout=60,
-    )
+    done = _as_nobody(code)
     assert done.returncode == 0, done.stderr
     protections, outcome = json.loads(json.loads(done.stdout.splitlines()[-1])["payload"])
     if protections["filesystem"].startswith("off: "):
