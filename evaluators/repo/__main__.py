@@ -30,6 +30,7 @@ from evoforge.evaluators.repo._copies import Slot, tail
 from evoforge.evaluators.sandbox import (
     Limits,
     Sandbox,
+    out_of_disk,
     own_python_first,
     prepare_request,
     read_request,
@@ -214,12 +215,12 @@ def job(request: bytes) -> tuple[dict[str, Any], bytes]:
 
 
 def _full_quota_mb(output: str) -> int | None:
-    """The size in MiB of the disk the command ran out of, or None: the workdir's file system
-    (the quota's ``tmpfs`` under the overlay) has no space left, or the command said so."""
-    try:
-        st = os.statvfs(".")
-    except OSError:
+    """The size in MiB of the disk the command ran out of (the quota's ``tmpfs`` under the
+    overlay), or None when it did not run out of disk."""
+    if not out_of_disk(".", output):
         return None
+    st = os.statvfs(".")
+    return round(st.f_blocks * st.f_frsize / (1 << 20))
     if st.f_bavail == 0 or "No space left on device" in output or "[Errno 28]" in output:
         return round(st.f_blocks * st.f_frsize / (1 << 20))
     return None

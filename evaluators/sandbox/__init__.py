@@ -20,7 +20,7 @@ Pieces, for evaluator plugins and the built-in evaluators:
 """
 
 from evoforge.evaluators.sandbox._cgroup import remove_stale_cgroups
-from evoforge.evaluators.sandbox._child import CHANNEL_FD, RESULT_FD
+from evoforge.evaluators.sandbox._child import CHANNEL_FD, RESULT_FD, out_of_disk
 from evoforge.evaluators.sandbox._host import (
     PR_SET_PDEATHSIG,
     Workdir,
@@ -114,6 +114,7 @@ __all__ = [
     "RunnerFailure",
     "call_runner",
     "own_python_first",
+    "out_of_disk",
     "prepare",
     "prepare_request",
     "read_request",

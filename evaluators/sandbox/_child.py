@@ -121,6 +121,17 @@ class Containment:
     seccomp: Any = None  # the filter program (evoforge.evaluators.sandbox._seccomp), or None
 
 
+def out_of_disk(workdir: str, output: str) -> bool:
+    """Whether a run failed for want of disk: the file system of ``workdir`` (the quota's
+    ``tmpfs``) is full, or ``output`` names ``ENOSPC`` (a write larger than what is left, or an
+    ``fallocate`` beyond the quota, fails without filling it)."""
+    try:
+        full = os.statvfs(workdir).f_bavail == 0
+    except OSError:
+        full = False
+    return full or "[Errno 28]" in output or "No space left on device" in output
+
+
 def _disk_limit(header: dict[str, Any], containment: Containment) -> dict[str, Any]:
     """``header`` as ``disk_limit`` when the job failed on a full disk quota.
 
@@ -128,12 +139,7 @@ def _disk_limit(header: dict[str, Any], containment: Containment) -> dict[str, A
     than what is left, or an ``fallocate`` beyond the quota, fails without filling it).
     """
     error = str(header.get("error", ""))
-    try:
-        st = os.statvfs(containment.workdir)
-        full = st.f_bavail == 0
-    except OSError:
-        full = False
-    if not full and "[Errno 28]" not in error and "No space left on device" not in error:
+    if not out_of_disk(containment.workdir, error):
         return header
     quota = containment.filesystem.disk_mb
     return {
