@@ -10,6 +10,11 @@ isolation off, so a failure says whether the minimal root or the rest is to blam
 
     python bench/cuda_sandbox_probe.py          # prints "device unavailable" without a GPU
 
+``bench/gpu_check.sh`` runs it, then the GPU tests, on a lent GPU machine. On an H200 (driver
+580) it found the two causes of error 304 that ``_gpu`` now answers: the driver's
+``socket(AF_UNIX, SOCK_SEQPACKET)`` refused without filesystem isolation, and its threads'
+names (``/proc/self/task/<tid>/comm``) unwritable in a read-only ``/proc``.
+
 Exits 0 when CUDA worked in the sandbox or no GPU is present, 1 when it failed in it.
 """
 

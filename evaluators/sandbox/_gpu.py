@@ -12,10 +12,18 @@ documented needs, a GPU request gets, besides the NVIDIA device nodes (``/dev/nv
 - ``/run/nvidia-persistenced`` (where it exists), read-only: the persistence daemon's socket,
   which the driver connects to;
 - ``/proc/driver/nvidia``: part of every ``/proc`` mount, the candidate's own included;
+- a writable ``/proc`` of its own: the driver names its threads (``pthread_setname_np`` writes
+  ``/proc/self/task/<tid>/comm``), and ``cuInit`` fails with 304 when that write does (seen
+  on an H200, driver 580). The system-wide parts stay read-only (:data:`PROC_READ_ONLY`,
+  Docker's ``readonlyPaths`` plus ``/proc/driver``), so what the candidate can write is its
+  own processes' files (names, ``oom_score_adj`` upwards, ...), as in any container;
 - a writable ``/dev/shm`` (every candidate has a private one) and the driver's ``libcuda`` (in
   ``/usr/lib/...``, part of the root; found through ``/etc/ld.so.cache``);
 - in the seccomp filter (:mod:`~evoforge.evaluators.sandbox._seccomp`): ``AF_UNIX`` sockets
-  (the driver talks to the persistence daemon and between its own threads over them; in the
+  (the driver opens ``socket(AF_UNIX, SOCK_SEQPACKET)`` for the MPS daemon's
+  ``/tmp/nvidia-mps/control`` in every ``cuInit`` and fails with 304 when the socket itself is
+  refused, seen on an H200; ``/tmp`` is the candidate's own, so it finds no daemon there and
+  goes on; it also talks to the persistence daemon over them; in the
   candidate's empty network namespace and minimal root, such a socket reaches only socket
   files bound in that root, i.e. the daemon's, and abstract sockets of that namespace, which
   holds no host service) and the NUMA policy calls (``mbind``, ``get_mempolicy``,
@@ -34,6 +42,24 @@ import os
 
 NVIDIA_NODES = ("/dev/nvidia*", "/dev/nvidia-caps/*")
 """Device nodes of the NVIDIA driver (glob patterns): given to GPU requests only."""
+
+PROC_READ_ONLY = (
+    "/proc/sys",
+    "/proc/sysrq-trigger",
+    "/proc/irq",
+    "/proc/bus",
+    "/proc/fs",
+    "/proc/driver",
+)
+"""Parts of a GPU request's writable ``/proc`` bound read-only (where this machine has them):
+sysctls, the magic SysRq key, interrupt affinities, buses, file systems' and drivers' knobs,
+which uid 0 could otherwise write without any capability."""
+
+
+def proc_read_only() -> tuple[str, ...]:
+    """:data:`PROC_READ_ONLY` that exist here."""
+    return tuple(path for path in PROC_READ_ONLY if os.path.lexists(path))
+
 
 GPU_PATHS = ("/sys", "/run/nvidia-persistenced")
 """Bound read-only into a GPU request's root where they exist (see the module's notes)."""

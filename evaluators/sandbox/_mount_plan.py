@@ -127,8 +127,9 @@ class FilesystemPlan:
             :func:`~evoforge.evaluators.sandbox._host.enter_private_mount_namespace`, saves it).
         notes: paths that were asked to be hidden and are not, with why.
         ipc_namespace: also unshare an IPC namespace (System V objects, POSIX queues).
-        proc: mount a fresh, read-only ``/proc`` (the child runs in the candidates' PID
-            namespace, so it shows that namespace only); else the host's is bound read-only.
+        proc: mount a fresh ``/proc`` (the child runs in the candidates' PID namespace, so it
+            shows that namespace only), read-only but for a GPU request's (:attr:`writable`);
+            else the host's is bound read-only.
         root: what the minimal root holds (:mod:`~evoforge.evaluators.sandbox._root`).
         staging: the folder of the host's tree the root's ``tmpfs`` is built on.
         gpu: the candidates get the GPU (:mod:`~evoforge.evaluators.sandbox._gpu`).
@@ -161,7 +162,11 @@ class FilesystemPlan:
     @property
     def writable(self) -> tuple[str, ...]:
         """Mount points that stay writable: ``/tmp``, the workdir when it is a mount of its
-        own, and ``/dev/shm``."""
+        own, ``/dev/shm``, and a GPU request's own ``/proc``: the NVIDIA driver names its
+        threads (``pthread_setname_np`` writes ``/proc/self/task/<tid>/comm``) and ``cuInit``
+        fails with error 304 when it cannot. Its system-wide parts stay read-only
+        (:data:`~evoforge.evaluators.sandbox._gpu.PROC_READ_ONLY`), so what is writable is the
+        candidate's own processes' files."""
         own_mount = (
             not self.disk_mb
             or self.overlay
@@ -170,12 +175,18 @@ class FilesystemPlan:
                 _contains(path, self.workdir) for path, _ in (self.root.binds if self.root else ())
             )
         )
-        return ("/tmp", *((self.workdir,) if own_mount else ()), *((SHM,) if self.shm_mb else ()))
+        return (
+            "/tmp",
+            *((self.workdir,) if own_mount else ()),
+            *((SHM,) if self.shm_mb else ()),
+            *(("/proc",) if self.proc and self.gpu else ()),
+        )
 
     def describe(self) -> dict[str, str]:
         """What the plan protects, for a server's handshake (``sandbox_info``)."""
         if not self.mode:
-            return {"filesystem": f"off: {self.why_off}"}
+            gpu = {"gpu": "given: the host's /dev, AF_UNIX, NUMA calls"} if self.gpu else {}
+            return {"filesystem": f"off: {self.why_off}", **gpu}
         shm = f", private {SHM} ({self.shm_mb} MiB)" if self.shm_mb else ""
         if self.overlay:
             shm += (
@@ -241,15 +252,15 @@ def plan_filesystem(
     """
     from evoforge.evaluators.sandbox._gpu import gpu_requested
 
-    if not enabled:
-        return FilesystemPlan("", why_off="not asked")
-    mode, why_off, use_setattr = _host_support()
-    if not mode:
-        return FilesystemPlan("", why_off=why_off)
-    resolve_functions()
-    workdir = os.path.realpath(workdir)
     nodes = _device_nodes(devices)
     wants_gpu = gpu_requested(gpu, nodes)
+    if not enabled:  # the host's /dev as it is; a GPU request still gets its system calls
+        return FilesystemPlan("", why_off="not asked", gpu=wants_gpu)
+    mode, why_off, use_setattr = _host_support()
+    if not mode:
+        return FilesystemPlan("", why_off=why_off, gpu=wants_gpu)
+    resolve_functions()
+    workdir = os.path.realpath(workdir)
     owner = owner or (os.geteuid(), os.getegid())
     root = plan_root(workdir, keep, gpu_paths() if wants_gpu else (), owner)
     bound = root.visible()

@@ -18,6 +18,7 @@ import os
 import platform
 from typing import TYPE_CHECKING, Any
 
+from evoforge.evaluators.sandbox._gpu import proc_read_only
 from evoforge.evaluators.sandbox._host import load_libc
 
 if TYPE_CHECKING:
@@ -246,7 +247,11 @@ def compile_steps(plan: FilesystemPlan) -> tuple[tuple[Any, ...], ...]:
         options = f"size={plan.shm_mb}m,mode=1777"
         mount("tmpfs", SHM, "tmpfs", MS_NOSUID | MS_NODEV, options)
     mkdirs("/proc")
-    if plan.proc:  # read-only from the start: /proc/sys would otherwise be writable by uid 0
+    if plan.proc and plan.gpu:  # writable for the driver (FilesystemPlan.writable) but for
+        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        for path in proc_read_only():  # its system-wide parts: binds, made read-only with
+            mount(path, path, None, MS_BIND | MS_REC)  # the rest of the root below
+    elif plan.proc:  # read-only from the start: /proc/sys would otherwise be writable by uid 0
         mount("proc", "/proc", "proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
     else:  # the host's (no PID namespace of the candidates' own), read-only like the rest
         mount(old + "/proc", "/proc", None, MS_BIND | MS_REC)

@@ -163,8 +163,9 @@ def protections(
         "pid namespace": (
             f"off: {why_no_pid}"
             if why_no_pid
-            else "candidates' own, with a read-only /proc of their own (only their own "
-            "processes are visible), emptied after each candidate"
+            else "candidates' own, with a /proc of their own (only their own processes are "
+            "visible; read-only, or for a GPU request writable but for its system-wide parts), "
+            "emptied after each candidate"
         ),
         "ipc namespace": (
             f"off: {why_no_ipc}"

@@ -138,6 +138,61 @@ def test_what_the_sandbox_reports_is_what_the_candidate_gets(tmp_path):
     assert protections["capabilities"] == "none held"
 
 
+PROC_WRITES = """
+    import threading
+    def attempt(path, data):
+        try:
+            with open(path, "wb") as f:
+                f.write(data)
+            return "written"
+        except OSError as exc:
+            return exc.strerror
+    def job():
+        return {{"status": "ok"}}, json.dumps({{
+            # what the NVIDIA driver does in cuInit (pthread_setname_np on its threads)
+            "comm": attempt(f"/proc/self/task/{{threading.get_native_id()}}/comm", b"named"),
+            "sysctl": attempt("/proc/sys/kernel/hostname", b"host"),
+            "irq": attempt("/proc/irq/default_smp_affinity", b"1"),
+        }}).encode()
+    sandbox = sb.Sandbox(lambda _: job(), sb.Isolation(gpu={gpu}), workdir=tempfile.mkdtemp())
+    run = sandbox.run(b"", sb.Limits(timeout_s=10))
+    run.payload = json.dumps([sandbox.protections, json.loads(run.payload)]).encode()
+    report(run)
+"""
+
+
+@pytest.mark.parametrize("gpu", [False, True])
+def test_a_gpu_request_may_name_its_threads_and_nothing_system_wide(gpu):
+    # cuInit fails with error 304 when the driver cannot write its threads' names (seen on an
+    # H200); /proc is writable for GPU requests only, and its system-wide parts never are.
+    report = sandbox_script(PROC_WRITES.format(gpu=gpu))
+    protections, outcome = json.loads(report["payload"])
+    if protections["filesystem"].startswith("off: "):
+        pytest.skip(f"no filesystem isolation here: {protections['filesystem']}")
+    assert outcome["comm"] == ("written" if gpu else "Read-only file system")
+    assert outcome["sysctl"] == "Read-only file system"
+    assert outcome["irq"] in ("Read-only file system", "No such file or directory")
+    assert ("AF_UNIX" in protections["gpu"]) is gpu
+
+
+def test_a_gpu_request_without_filesystem_isolation_keeps_the_drivers_system_calls():
+    # The driver's AF_UNIX socket (the MPS daemon's) and NUMA calls do not depend on the root.
+    report = sandbox_script("""
+        def job():
+            import socket
+            socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).close()
+            return {"status": "ok"}, b"socket"
+        sandbox = sb.Sandbox(lambda _: job(), sb.Isolation(gpu=True, filesystem=False),
+                             workdir=tempfile.mkdtemp())
+        run = sandbox.run(b"", sb.Limits(timeout_s=10))
+        run.payload = json.dumps([sandbox.protections, run.status.value, run.error]).encode()
+        report(run)
+    """)
+    protections, status, error = json.loads(report["payload"])
+    assert status == "ok", error
+    assert "AF_UNIX" in protections["gpu"]
+
+
 NOBODY_PYTHON = "/usr/bin/python3"
 
 
