@@ -57,6 +57,7 @@ def run_child(
     """
     header: dict[str, Any] = {"status": "runtime_error", "error": "sandbox set-up failed"}
     payload = b""
+    in_job = False  # an exception out of the job is the job's, not the set-up's
     try:
         os.setsid()
         if channel >= 0:  # out of the way of the dup2s below, which may land on its number
@@ -94,13 +95,15 @@ def run_child(
             if env:
                 os.environ.update(env)
                 tempfile.tempdir = env.get("TMPDIR", tempfile.tempdir)
+            in_job = True
             header, payload = job(request)
             if containment.filesystem.disk_mb and header.get("status") != "ok":
                 header = _disk_limit(header, containment)
     except MemoryError:
         header = {"status": "memory_limit", "error": "ran out of memory (address-space limit)"}
-    except BaseException as exc:  # the job catches its own errors; this is the set-up failing
-        header = {"status": "runtime_error", "error": f"sandbox set-up failed: {exc!r}"}
+    except BaseException as exc:  # the set-up failing, or a job that let an error out
+        where = "the job raised" if in_job else "sandbox set-up failed"
+        header = {"status": "runtime_error", "error": f"{where}: {exc!r}"}
     finally:
         try:
             for stream in (sys.stdout, sys.stderr):

@@ -116,6 +116,16 @@ def test_rlimits_and_environment_are_applied_in_the_child():
     assert limits["cwd_is_home"] and limits["session_leader"] and limits["stdin"] == ""
 
 
+def test_an_error_out_of_the_job_is_the_jobs_not_the_set_ups():
+    report = sandbox_script("""
+        def job():
+            raise ValueError("the candidate's own bug")
+        report(sb.run_sandboxed(job, sb.Limits(timeout_s=5)))
+    """)
+    assert report["status"] == "runtime_error"
+    assert report["error"] == "the job raised: ValueError(\"the candidate's own bug\")"
+
+
 def test_oversized_file_writes_fail_instead_of_killing():
     report = sandbox_script("""
         def job():
