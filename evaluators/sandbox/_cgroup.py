@@ -43,6 +43,9 @@ class CandidateCgroup:
     note: str
     path: str = ""  # v1: the memory group; v2: the parent of the per-candidate groups
     pids_path: str = ""  # v1: the pids group, if any
+    counts_processes: bool = False
+    """``max_procs`` is each candidate tree's own (``pids.max``), so ``RLIMIT_NPROC``, which
+    counts every process of the candidates' shared uid, is not needed (:func:`rlimits`)."""
     _limit: int = -2  # bytes; -1: no limit; -2: not set yet
     _counter: int = 0
     _current: str = ""
@@ -183,7 +186,9 @@ def _v1(mount: str, own: dict[str, str], tag: str) -> CandidateCgroup:
         + " and its peak reported"
         + ("; process count limited (pids)" if pids_path else "")
     )
-    return CandidateCgroup(1, note, path=path, pids_path=pids_path)
+    return CandidateCgroup(
+        1, note, path=path, pids_path=pids_path, counts_processes=bool(pids_path)
+    )
 
 
 def _v2(own: str, tag: str) -> CandidateCgroup:
@@ -206,6 +211,8 @@ def _v2(own: str, tag: str) -> CandidateCgroup:
         _write(os.path.join(path, "cgroup.subtree_control"), b"+memory")
         with contextlib.suppress(OSError):
             _write(os.path.join(path, "cgroup.subtree_control"), b"+pids")
+        with open(os.path.join(path, "cgroup.subtree_control")) as f:
+            pids = "pids" in f.read().split()
     except OSError as exc:
         why = exc.strerror or str(exc)
         if getattr(exc, "errno", 0) == 16:  # EBUSY: the no-internal-processes rule
@@ -218,8 +225,9 @@ def _v2(own: str, tag: str) -> CandidateCgroup:
     return CandidateCgroup(
         2,
         "cgroup v2: memory of the whole process tree limited to memory_mb (no swap) and its "
-        "peak reported; killed whole on OOM",
+        "peak reported; killed whole on OOM" + ("; process count limited (pids)" if pids else ""),
         path=path,
+        counts_processes=pids,
     )
 
 

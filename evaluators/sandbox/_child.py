@@ -170,8 +170,15 @@ def _contain(isolation: Isolation, containment: Containment) -> str:
     return ""
 
 
-def rlimits(limits: Limits, isolation: Isolation) -> list[tuple[int, int, int]]:
-    """The child's rlimits, computed in the server (the child only calls ``setrlimit``)."""
+def rlimits(
+    limits: Limits, isolation: Isolation, per_tree: bool = False
+) -> list[tuple[int, int, int]]:
+    """The child's rlimits, computed in the server (the child only calls ``setrlimit``).
+
+    ``per_tree``: the candidate's cgroup holds its process count (``pids.max``); then
+    ``RLIMIT_NPROC`` is left out, since it counts every process of the candidates' uid, so
+    that the candidates of other evaluation slots and other runs would share one limit.
+    """
     mib = 2**20
     wanted = [
         (resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1),
@@ -181,7 +188,7 @@ def rlimits(limits: Limits, isolation: Isolation) -> list[tuple[int, int, int]]:
     ]
     if limits.memory_mb is not None:
         wanted.append((resource.RLIMIT_AS, limits.memory_mb * mib, None))
-    if isolation.user is not None and hasattr(resource, "RLIMIT_NPROC"):
+    if isolation.user is not None and not per_tree and hasattr(resource, "RLIMIT_NPROC"):
         wanted.append((resource.RLIMIT_NPROC, limits.max_procs, None))  # counts all of the uid
     result = []
     for which, soft, hard in wanted:

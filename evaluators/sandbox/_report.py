@@ -21,7 +21,9 @@ For each run of :class:`~evoforge.evaluators.sandbox.Sandbox`:
   ``PR_SET_NO_NEW_PRIVS`` keeps setuid binaries from giving any back;
 - rlimits: address space (``memory_mb``), CPU time (``ceil(timeout_s) + 1`` s, then SIGKILL one
   second later), file size (writes fail with EFBIG instead of killing), no core files, and a
-  process count when it runs as a dedicated user (as root, ``RLIMIT_NPROC`` is not enforced);
+  process count: the candidate tree's own where the ``pids`` cgroup controller is there, else
+  ``RLIMIT_NPROC`` when it runs as a dedicated user (shared by every process of that uid; as
+  root it is not enforced);
 - stdin is ``/dev/null``; stdout and stderr are pipes the server drains, keeping only the tails,
   so a candidate that prints 100 MB neither fills a disk nor fails;
 - optionally: a fresh network namespace, and a drop from root to an unprivileged user, which

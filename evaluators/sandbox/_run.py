@@ -133,7 +133,10 @@ class Sandbox:
         """Run one request under ``limits``. Never raises for anything the child does."""
         line = self._rlimit_lines.get(limits)
         if line is None:
-            line = json.dumps(rlimits(limits, self._isolation)).encode() + b"\n"
+            line = (
+                json.dumps(rlimits(limits, self._isolation, self._cgroup.counts_processes)).encode()
+                + b"\n"
+            )
             self._rlimit_lines[limits] = line
         message = line + request
         for _ in range(2):  # a prepared child killed from outside while waiting: fork afresh

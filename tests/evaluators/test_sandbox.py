@@ -6,6 +6,7 @@ pytest process itself, which has threads, could deadlock the child on a lock hel
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -74,6 +76,43 @@ def test_switched_user_is_held_to_its_process_limit():
     assert int(report["payload"]) < 40  # the rest of the fork bomb was refused
 
 
+FORKS = """
+    def job():
+        made = 0
+        try:
+            for _ in range({forks}):
+                if os.fork() == 0:
+                    time.sleep(30)
+                    os._exit(0)
+                made += 1
+        except BlockingIOError:
+            pass
+        time.sleep({hold})
+        return {{"status": "ok"}}, str(made).encode()
+    workdir = tempfile.mkdtemp()
+    os.chown(workdir, 65534, 65534)
+    sandbox = sb.Sandbox(lambda _: job(), sb.Isolation(user=(65534, 65534)), workdir=workdir)
+    run = sandbox.run(b"", sb.Limits(timeout_s=20, max_procs=40))
+    run.payload = json.dumps([sandbox.protections["memory"], run.payload.decode()]).encode()
+    report(run)
+"""
+
+
+@needs_root
+def test_candidates_of_one_user_in_two_runs_do_not_share_a_process_limit():
+    # RLIMIT_NPROC counts every process of the uid: a run's forking candidate would starve
+    # another run's. Where the cgroup counts each tree's processes, each has its own 40.
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        holder = pool.submit(sandbox_script, FORKS.format(forks=30, hold=6))
+        time.sleep(3)  # the holder's 30 processes exist by now
+        other = sandbox_script(FORKS.format(forks=30, hold=0))
+        held = holder.result()
+    note, made = json.loads(other["payload"])
+    if "process count limited (pids)" not in note:
+        pytest.skip(f"no pids cgroup here: {note}")
+    assert json.loads(held["payload"])[1] == "30" and made == "30"
+
+
 @pytest.mark.parametrize("scenario", ["ok", "timeout", "exit-code"])
 def test_exit_detection_without_pidfds_uses_sigchld(scenario):
     report = sandbox_script(f"""
@@ -123,7 +162,7 @@ def test_an_error_out_of_the_job_is_the_jobs_not_the_set_ups():
         report(sb.run_sandboxed(job, sb.Limits(timeout_s=5)))
     """)
     assert report["status"] == "runtime_error"
-    assert report["error"] == "the job raised: ValueError(\"the candidate's own bug\")"
+    assert report["error"] == 'the job raised: ValueError("the candidate\'s own bug")'
 
 
 def test_oversized_file_writes_fail_instead_of_killing():
