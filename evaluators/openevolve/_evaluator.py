@@ -69,6 +69,7 @@ class OpenEvolveEvaluator(Evaluator):
         self.folder, self.evaluator_file, self.suffix, self.exclude = read_options(problem)
         self.thresholds = read_thresholds(problem)
         self.features = read_features(problem)
+        self._feature_ranges = FeatureRanges()
         self._sandbox = SandboxOptions.of(problem)
         self._running = asyncio.Semaphore(workers)
 
@@ -136,6 +137,8 @@ class OpenEvolveEvaluator(Evaluator):
         scored = {k: v for k, v in metrics.items() if k != "correct"}
         status, error, objectives, _ = classify_metrics(objectives_only, scored)
         descriptors = descriptor_values(self.features, metrics)
+        if status is Status.OK:  # as OpenEvolve: only programs it adds update the ranges
+            descriptors = self._feature_ranges.scale(descriptors)
         artifacts = dict(result.artifacts)
         missing = [name for name in self.features if name not in descriptors]
         if missing:
@@ -155,6 +158,33 @@ class OpenEvolveEvaluator(Evaluator):
             result.timings,
             result.device,
         )
+
+
+class FeatureRanges:
+    """OpenEvolve's min-max scaling of metric-named feature dimensions (and ``score``).
+
+    OpenEvolve places a program on such a dimension by its value scaled to [0, 1] between the
+    smallest and largest values seen so far, its own included (``feature_scaling_method:
+    minmax``, the default; 0.5 while all are equal), at the time it is added; programs placed
+    earlier keep their cells. Scores such as 0.003 to 0.02 (``kissing_number``,
+    ``heilbronn_*``) so spread over the bins, where a fixed [0, 1] range would put them all in
+    the first. The descriptors are declared on [0, 1] (:mod:`~evoforge.problems.adapters.
+    _openevolve_features`); the metric keeps its raw value. The ranges are this evaluator's
+    (a session's: a resumed run, or each Ray actor, learns them again).
+    """
+
+    def __init__(self) -> None:
+        self.seen: dict[str, tuple[float, float]] = {}
+
+    def scale(self, values: Mapping[str, float]) -> dict[str, float]:
+        """``values`` scaled to [0, 1], after taking them into the ranges."""
+        scaled = {}
+        for name, value in values.items():
+            low, high = self.seen.get(name, (value, value))
+            low, high = min(low, value), max(high, value)
+            self.seen[name] = (low, high)
+            scaled[name] = 0.5 if high == low else (value - low) / (high - low)
+        return scaled
 
 
 def descriptor_values(features: Mapping[str, str], metrics: Mapping[str, Any]) -> dict[str, float]:

@@ -14,9 +14,9 @@ Each is cut into ``feature_bins`` bins (an int for every dimension, or a dict pe
 ``archive_size ** (1 / dimensions)`` rounded up (default archive_size 100), and so does this
 mapping.
 
-evoforge keeps fixed, declared ranges (a cell means the same thing for the whole run and
-across runs), where OpenEvolve rescales each dimension to the smallest and largest values seen
-so far. So:
+OpenEvolve rescales ``score`` and metric-named dimensions to the smallest and largest values
+seen so far (min-max, at the time a program is added); its built-in ``complexity`` and
+``diversity`` have bins of their own. So:
 
 - ``complexity`` is the engine's built-in ``size`` descriptor (``log2`` of the program's
   tokens over the seed's, range -1.5 to 1.5: :mod:`evoforge.islands`): length, on a range
@@ -24,10 +24,11 @@ so far. So:
 - ``diversity`` is the built-in ``distance`` (Jaccard distance of token 5-grams to the
   island's best programs, range 0 to 1) — OpenEvolve's diversity is also a distance to a
   reference set of programs, with its own text measure;
-- ``score`` is the descriptor ``fitness`` (OpenEvolve's score), range 0 to 1;
-- a metric is the descriptor of that name, range 0 to 1 (what OpenEvolve's examples return:
-  their feature metrics are scores and ratios clamped to [0, 1]); values outside go to the
-  end bins. A metric on another scale needs a ``problem.py`` with its own range.
+- ``score`` is the descriptor ``fitness`` (OpenEvolve's score) and a metric the descriptor of
+  that name, each declared on [0, 1] and given the value min-max scaled as OpenEvolve does,
+  by the ``openevolve`` evaluator (:class:`~evoforge.evaluators.openevolve._evaluator.
+  FeatureRanges`), so a metric on any scale (seconds, counts, scores of 0.003 to 0.02) spreads
+  over the bins; the metric itself keeps its raw value.
 
 Which names are metrics is read from ``evaluator.py`` before anything runs: a dimension named
 as a string anywhere in it (``"radius_variance"``) is taken for a metric it returns, even
@@ -89,20 +90,20 @@ def feature_dimensions(
         if name in strings:
             descriptor, low, high = name, *METRIC_RANGE
             out.metrics[descriptor] = name
-            what = f"the metric {name}, on [{low:g}, {high:g}]"
+            what = f"the metric {name}, min-max scaled over the values seen"
         elif name in BUILTIN:
             descriptor, low, high = BUILTIN[name]
             what = f"built-in {descriptor} ({low:g} to {high:g})"
         elif name == "score":
             descriptor, low, high = SCORE
             out.metrics[descriptor] = descriptor
-            what = f"the program's fitness, on [{low:g}, {high:g}]"
+            what = "the program's fitness, min-max scaled over the values seen"
         else:
             descriptor, low, high = name, *METRIC_RANGE
             out.metrics[descriptor] = name
             what = (
-                f"the metric {name}, on [{low:g}, {high:g}] (evaluator.py never names it: "
-                "a program without it gets no cell, as in OpenEvolve)"
+                f"the metric {name}, min-max scaled over the values seen (evaluator.py never "
+                "names it: a program without it gets no cell, as in OpenEvolve)"
             )
         if descriptor in out.descriptors:
             continue

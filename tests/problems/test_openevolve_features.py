@@ -119,7 +119,8 @@ def test_a_run_places_programs_by_the_metric_and_the_engines_diversity(tmp_path)
         ok = [p for p in archive.programs(run.id) if p.status == "ok"]
         assert ok and all(set(p.descriptors) == {"spread", "distance"} for p in ok)
         seed = ok[0]
-        assert seed.descriptors["spread"] == pytest.approx(0.75)  # from its metrics
+        assert seed.metrics["spread"] == pytest.approx(0.75)
+        assert seed.descriptors["spread"] == 0.5  # the first value seen: the middle
         assert seed.cell is not None
         assert len({p.cell for p in ok}) > 1  # not one cell per island
 
@@ -149,3 +150,52 @@ def test_a_named_config_of_the_folder_is_used_as_openevolve_run_config_uses_it(t
 def test_a_yaml_file_outside_an_openevolve_folder_is_not_taken_for_one(tmp_path):
     (tmp_path / "settings.yaml").write_text("a: 1\n")
     assert adapt(tmp_path / "settings.yaml") is None
+
+
+def test_metric_dimensions_are_min_max_scaled_as_openevolve_does():
+    from evoforge.evaluators.openevolve._evaluator import FeatureRanges
+
+    ranges = FeatureRanges()
+    assert ranges.scale({"t": 250.0}) == {"t": 0.5}  # one value: the middle, as OpenEvolve
+    assert ranges.scale({"t": 150.0}) == {"t": 0.0}  # a new smallest
+    assert ranges.scale({"t": 200.0}) == {"t": 0.5}
+    assert ranges.scale({"t": 450.0, "s": 0.003}) == {"t": 1.0, "s": 0.5}
+    assert ranges.scale({"t": 300.0}) == {"t": 0.5}
+    assert ranges.seen == {"t": (150.0, 450.0), "s": (0.003, 0.003)}
+
+
+SCALED_EVALUATOR = """
+import importlib.util
+
+
+def evaluate(path):
+    spec = importlib.util.spec_from_file_location("p", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    q = float(module.QUALITY)
+    # far from [0, 1]: a time in milliseconds and a score of a few thousandths
+    return {"combined_score": abs(q) / 100, "latency_ms": 1000 * abs(q)}
+"""
+
+
+def test_metrics_on_any_scale_spread_over_the_bins(tmp_path):
+    config = """
+    database:
+      feature_dimensions: [latency_ms, score]
+      feature_bins: 5
+    """
+    folder = _folder(tmp_path, config)
+    (folder / "evaluator.py").write_text(textwrap.dedent(SCALED_EVALUATOR))
+    (problem,) = resolve(str(folder)).problems
+    db = tmp_path / "run.db"
+    config = RunConfig(problem=str(problem.spec_path.parent), budget=16, workers=1, seed=5)
+    asyncio.run(start_run(config.replace(model="offline/mutator"), db))
+    with Archive(db) as archive:
+        run = archive.latest_run()
+        ok = [p for p in archive.programs(run.id) if p.status == "ok"]
+    latencies = {p.metrics["latency_ms"] for p in ok}
+    assert len(latencies) > 2, latencies  # the offline model varied QUALITY
+    assert all(0.0 <= p.descriptors["latency_ms"] <= 1.0 for p in ok)
+    # on a fixed [0, 1] range every one of these would share the last latency bin
+    assert len({min(int(p.descriptors["latency_ms"] * 5), 4) for p in ok}) > 1
+    assert len({p.cell for p in ok}) > 1
