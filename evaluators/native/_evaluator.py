@@ -11,6 +11,7 @@ is better than the reference. Settings: :mod:`~evoforge.evaluators.native._setti
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -31,6 +32,8 @@ from evoforge.problems import ProblemSpecError, import_spec
 
 if TYPE_CHECKING:
     from evoforge.problems import Problem, Stage
+
+log = logging.getLogger(__name__)
 
 RUNNER = "evoforge.evaluators.native"
 REFERENCES = {"seed": False, "O3": True}  # label -> compiled at -O3
@@ -57,6 +60,9 @@ class NativeEvaluator(Evaluator):
         self._references: dict[tuple[str, tuple[str, ...]], dict[str, dict[str, float]]] = {}
         self._reference_lock = asyncio.Lock()
         self._slots = asyncio.Semaphore(max(1, workers))
+        self.stages, self.skipped_stages = _runnable_stages(problem)
+        for note in self.skipped_stages:
+            log.warning("%s: %s", problem.name, note)
 
     @classmethod
     def availability(cls) -> Availability:
@@ -87,11 +93,12 @@ class NativeEvaluator(Evaluator):
         """Compile, test and measure ``source``; ratios to the references beside its metrics.
         With ``stages``, the cascade: each stage as :meth:`run_stage` runs it."""
         if self.problem.stages:
-            return await run_cascade(
-                self.problem.stages,
-                lambda stage: self.run_stage(source, stage),
-                problem=self.problem,
+            result = await run_cascade(
+                self.stages, lambda stage: self.run_stage(source, stage), problem=self.problem
             )
+            if self.skipped_stages:
+                result.artifacts["skipped_stages"] = "; ".join(self.skipped_stages)
+            return result
         return await self._measured(source, self.settings, "evaluate")
 
     async def run_stage(self, source: str, stage: Stage) -> EvalResult:
@@ -246,3 +253,26 @@ def ratios_to(
         if isinstance(value, int | float) and isinstance(base, int | float) and value and base:
             ratios[key] = base / value if direction == "minimize" else value / base
     return ratios
+
+
+def _runnable_stages(problem: Problem) -> tuple[tuple[Stage, ...], tuple[str, ...]]:
+    """The cascade's stages this host can measure, and a note for each one left out.
+
+    A cheap stage before the last (``llvm-mca`` as a prefilter) whose measure's tool is
+    missing is skipped, not run: run, it would fail every candidate at its threshold, and the
+    measure that ranks them (the last stage's, which :meth:`NativeEvaluator.unmeasurable`
+    checks) could still run. The last stage always stays.
+    """
+    stages = tuple(problem.stages)
+    kept, skipped = [], []
+    for index, stage in enumerate(stages):
+        settings = read_settings(problem, stage=dict(stage.kwargs))
+        why = measure_unavailable(settings.language, settings.measure)
+        if why and index < len(stages) - 1:
+            skipped.append(
+                f"cascade stage {stage.name!r} skipped: its measure {settings.measure} cannot "
+                f"run here ({why}); candidates go on to the next stage"
+            )
+        else:
+            kept.append(stage)
+    return tuple(kept), tuple(skipped)

@@ -120,3 +120,23 @@ def test_held_out_stages_use_their_own_tests_not_the_cascade(tmp_path):
     assert "stage_reached" not in held.metrics or held.metrics["stage_reached"] == "held_out"
     assert "mca_cycles" not in held.metrics  # the prefilter is the cascade's, not held-out's
     assert held.metrics["instructions"] > seed.metrics["instructions"]  # 900 numbers, not 7
+
+
+def test_a_stage_whose_measure_this_host_lacks_is_skipped_not_failed(tmp_path, monkeypatch, caplog):
+    # Without llvm-mca the prefilter would miss its threshold for every candidate, though
+    # callgrind, which ranks them, is there.
+    import evoforge.evaluators.native._evaluator as native
+
+    real = native.measure_unavailable
+    monkeypatch.setattr(
+        native,
+        "measure_unavailable",
+        lambda language, measure: (
+            "llvm-mca-19 is not installed" if measure.startswith("mca") else real(language, measure)
+        ),
+    )
+    (slow,) = evaluate(make_problem(tmp_path, 0.8), SLOW)
+    assert slow.status is Status.OK, slow.artifacts
+    assert slow.metrics["stage_reached"] == "measure" and slow.objectives["instructions"] > 0
+    assert "'prefilter' skipped" in slow.artifacts["skipped_stages"]
+    assert "llvm-mca-19 is not installed" in caplog.text
