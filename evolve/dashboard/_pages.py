@@ -282,8 +282,13 @@ def failures_page(archive: Archive, run_id: str, status: str | None = None) -> d
             raise NotFound(f"{status!r} is not a failure status") from None
 
     def compute() -> dict[str, Any]:
+        from evoforge.evolve.models import model_failures
+
         groups = archive.failure_groups(run.id, status=status)
         counts = archive.status_counts(run.id)
+        # calls that brought no program (no key, unknown model, outages), as `evoforge
+        # failures` shows them; a status filter is about programs, so it leaves them out
+        model = model_failures(archive.llm_calls(run.id)) if status is None else []
         return {
             "title": f"Failures of {run.id}",
             "live": str(run.status) == "running",
@@ -294,6 +299,9 @@ def failures_page(archive: Archive, run_id: str, status: str | None = None) -> d
             "attempts": sum(counts.values()),
             "failed": sum(n for s, n in counts.items() if s != "ok"),
             "groups": [g.to_dict() for g in groups],
+            "model_errors": [m.to_dict() for m in model],
+            "model_calls_failed": sum(m.count for m in model),
+            "stop_reason": run.stop_reason if str(run.status) == "failed" else None,
         }
 
     return CACHE.get(_key(archive, run, "failures", status), compute)

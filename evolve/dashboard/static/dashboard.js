@@ -214,7 +214,26 @@
   render.failures = function (d) {
     document.getElementById("failures-note").textContent = d.failed + " of " + d.attempts +
       " attempts failed, in " + d.groups.length + " groups of the same status and message (numbers masked as #).";
+    const stop = document.getElementById("stop-reason");
+    if (stop) {
+      stop.hidden = !d.stop_reason;
+      stop.textContent = d.stop_reason ? "The run failed: " + d.stop_reason : "";
+    }
+    const models = document.getElementById("model-errors");
+    if (models) {
+      models.hidden = !d.model_errors.length;
+      document.getElementById("model-errors-note").textContent = d.model_calls_failed +
+        " model calls failed (no program came of them), in " + d.model_errors.length + " groups.";
+      table("model-errors-table", ["count", "kind", "model", "message", "fix"],
+        d.model_errors.map((m) => [m.count, m.kind, m.model,
+          m.message.startsWith(m.model + ": ") ? m.message.slice(m.model.length + 2) : m.message, m.hint]));
+    }
     const failed = Object.entries(d.statuses).filter(([s]) => s !== "ok");
+    for (const id of ["chart-failures", "groups-table"]) {  // nothing to draw: no failed program
+      const node = document.getElementById(id);
+      if (node) node.hidden = !failed.length;
+    }
+    if (!failed.length) return;
     plot("chart-failures", [{ x: failed.map(([s]) => s), y: failed.map(([, n]) => n), type: "bar",
       marker: { color: failed.map(([s]) => STATUS_COLORS[s] || "#888") } }],
       { title: { text: "Failed attempts by status" }, showlegend: false });

@@ -81,8 +81,9 @@ XSS_SEED = f"""
 """
 
 
-def evoforge(*args, **kwargs) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def evoforge(*args, without: tuple[str, ...] = (), **kwargs) -> subprocess.Popen:
+    """``python -m evoforge ARGS`` from the checkout, with the variables ``without`` unset."""
+    env = {k: v for k, v in os.environ.items() if k not in without} | {"PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
         [sys.executable, "-m", "evoforge", *map(str, args)],
         env=env,

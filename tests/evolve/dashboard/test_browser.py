@@ -235,3 +235,32 @@ def test_a_live_run_is_followed(test_page, tmp_path):
             run.communicate(timeout=60)
         if server is not None:
             server.stop()
+
+
+def test_the_failures_page_shows_failed_model_calls_and_why_the_run_failed(page, tmp_path):
+    # A model without its key brings no program: the page says so, as `evoforge failures` does.
+    db = tmp_path / "models.db"
+    proc = evoforge(
+        "run", "trivial", "--model", "openai/gpt-4o-mini", "--budget", 5, "--db", db, "-q",
+        without=("OPENAI_API_KEY", "OPENAI_ADMIN_KEY"),
+    )  # fmt: skip
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode != 0 and "no model can be reached" in out + err, out + err
+    with sqlite3.connect(db) as conn:
+        ((run_id,),) = conn.execute("SELECT id FROM runs").fetchall()
+    conn.close()
+    served = Server(db)
+    try:
+        visit(page, served.url + f"runs/{run_id}/failures")
+        page.wait_for_selector("#model-errors-table tbody tr")
+        screenshot(page, "failures-model-calls")
+        table = page.locator("#model-errors-table").inner_text()
+        assert "auth" in table and "openai/gpt-4o-mini" in table
+        assert "--model offline/mutator" in table  # the fix
+        assert "model calls failed" in page.locator("#model-errors-note").inner_text()
+        stop = page.locator("#stop-reason").inner_text()
+        assert stop.startswith("The run failed: no model can be reached")
+        assert page.locator("#chart-failures").is_hidden()  # no program failed
+        assert page.problems == []
+    finally:
+        served.stop()
