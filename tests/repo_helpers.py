@@ -39,12 +39,13 @@ assert label(3) == "value=3", label(3)
 print("checked", MARK)
 """
 MEASURE = """\
-import json
+import json, os
 from calc.ops import MARK
 
 size = sum(len(open(p).read()) for p in ("calc/ops.py", "calc/fmt.py"))
+pause = float(os.environ.get("CHECK_PAUSE_S", "0"))  # what the check slept, as it saw it
 print("measuring")
-print(json.dumps({"size": size, "mark": len(MARK)}))
+print(json.dumps({"size": size, "mark": len(MARK), "pause": pause}))
 """
 TOML = """\
 name = "calc"

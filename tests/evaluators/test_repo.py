@@ -63,10 +63,15 @@ def test_a_failing_check_is_incorrect_with_its_last_lines(repo):
 
 
 def test_parallel_candidates_do_not_interfere_and_copies_are_reset(repo, monkeypatch):
-    monkeypatch.setenv("CHECK_PAUSE_S", "0.3")  # keeps two checks running at once
+    # The pause keeps two checks running at once; the problem passes it through the sandbox's
+    # environment allow-list.
+    monkeypatch.setenv("CHECK_PAUSE_S", "0.3")
+    with (repo / "evoforge.toml").open("a") as toml:
+        toml.write('\n[options]\nsandbox_env = ["CHECK_PAUSE_S"]\n')
     problem = problem_of(repo)
     marks = ["a", "bb", "ccc", "dddd", "eeeee", "ffffff"]
     results = evaluate_all(problem, [candidate(problem, m) for m in marks], workers=3)
+    assert [r.metrics.get("pause") for r in results] == [0.3] * len(marks)
     # each check saw only its own scratch file: none left over, none overwritten
     assert [r.status for r in results] == [Status.OK] * len(marks), [
         r.artifacts.get("error") for r in results
