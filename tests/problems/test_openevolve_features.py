@@ -15,7 +15,7 @@ from evoforge.problems import ProblemSpecError
 from evoforge.problems.adapters import adapt
 from evoforge.problems.adapters._openevolve_features import feature_dimensions
 
-EVALUATOR = """
+EVALUATOR_RETURNING = """
 import importlib.util
 
 
@@ -24,8 +24,11 @@ def evaluate(path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     q = float(module.QUALITY)
-    return {"combined_score": q, "spread": min(1.0, q * 3 % 1.0)}
+    return {returns}
 """
+EVALUATOR = EVALUATOR_RETURNING.format(
+    returns='{"combined_score": q, "spread": min(1.0, q * 3 % 1.0)}'
+)
 PROGRAM = "# EVOLVE-BLOCK-START\nQUALITY = 0.25\n# EVOLVE-BLOCK-END\n"
 
 
@@ -42,6 +45,17 @@ def _folder(root, config):
     if config is not None:
         (folder / "config.yaml").write_text(textwrap.dedent(config))
     return folder
+
+
+def _ok_programs(tmp_path, folder, *, budget: int, seed: int) -> list:
+    """The ok programs of an offline run of the OpenEvolve ``folder``."""
+    (problem,) = resolve(str(folder)).problems
+    db = tmp_path / "run.db"
+    config = RunConfig(problem=str(problem.spec_path.parent), budget=budget, workers=1, seed=seed)
+    asyncio.run(start_run(config.replace(model="offline/mutator"), db))
+    with Archive(db) as archive:
+        run = archive.latest_run()
+        return [p for p in archive.programs(run.id) if p.status == "ok"]
 
 
 def test_without_feature_dimensions_openevolves_defaults_apply(tmp_path):
@@ -110,19 +124,13 @@ def test_a_run_places_programs_by_the_metric_and_the_engines_diversity(tmp_path)
       feature_dimensions: [spread, diversity]
       feature_bins: 5
     """
-    (problem,) = resolve(str(_folder(tmp_path, config))).problems
-    db = tmp_path / "run.db"
-    config = RunConfig(problem=str(problem.spec_path.parent), budget=12, workers=1, seed=3)
-    asyncio.run(start_run(config.replace(model="offline/mutator"), db))
-    with Archive(db) as archive:
-        run = archive.latest_run()
-        ok = [p for p in archive.programs(run.id) if p.status == "ok"]
-        assert ok and all(set(p.descriptors) == {"spread", "distance"} for p in ok)
-        seed = ok[0]
-        assert seed.metrics["spread"] == pytest.approx(0.75)
-        assert seed.descriptors["spread"] == 0.5  # the first value seen: the middle
-        assert seed.cell is not None
-        assert len({p.cell for p in ok}) > 1  # not one cell per island
+    ok = _ok_programs(tmp_path, _folder(tmp_path, config), budget=12, seed=3)
+    assert ok and all(set(p.descriptors) == {"spread", "distance"} for p in ok)
+    seed = ok[0]
+    assert seed.metrics["spread"] == pytest.approx(0.75)
+    assert seed.descriptors["spread"] == 0.5  # the first value seen: the middle
+    assert seed.cell is not None
+    assert len({p.cell for p in ok}) > 1  # not one cell per island
 
 
 def test_a_named_config_of_the_folder_is_used_as_openevolve_run_config_uses_it(tmp_path):
@@ -164,18 +172,10 @@ def test_metric_dimensions_are_min_max_scaled_as_openevolve_does():
     assert ranges.seen == {"t": (150.0, 450.0), "s": (0.003, 0.003)}
 
 
-SCALED_EVALUATOR = """
-import importlib.util
-
-
-def evaluate(path):
-    spec = importlib.util.spec_from_file_location("p", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    q = float(module.QUALITY)
-    # far from [0, 1]: a time in milliseconds and a score of a few thousandths
-    return {"combined_score": abs(q) / 100, "latency_ms": 1000 * abs(q)}
-"""
+# far from [0, 1]: a time in milliseconds and a score of a few thousandths
+SCALED_EVALUATOR = EVALUATOR_RETURNING.format(
+    returns='{"combined_score": abs(q) / 100, "latency_ms": 1000 * abs(q)}'
+)
 
 
 def test_metrics_on_any_scale_spread_over_the_bins(tmp_path):
@@ -186,13 +186,7 @@ def test_metrics_on_any_scale_spread_over_the_bins(tmp_path):
     """
     folder = _folder(tmp_path, config)
     (folder / "evaluator.py").write_text(textwrap.dedent(SCALED_EVALUATOR))
-    (problem,) = resolve(str(folder)).problems
-    db = tmp_path / "run.db"
-    config = RunConfig(problem=str(problem.spec_path.parent), budget=16, workers=1, seed=5)
-    asyncio.run(start_run(config.replace(model="offline/mutator"), db))
-    with Archive(db) as archive:
-        run = archive.latest_run()
-        ok = [p for p in archive.programs(run.id) if p.status == "ok"]
+    ok = _ok_programs(tmp_path, folder, budget=16, seed=5)
     latencies = {p.metrics["latency_ms"] for p in ok}
     assert len(latencies) > 2, latencies  # the offline model varied QUALITY
     assert all(0.0 <= p.descriptors["latency_ms"] <= 1.0 for p in ok)
