@@ -221,9 +221,6 @@ def _full_quota_mb(output: str) -> int | None:
         return None
     st = os.statvfs(".")
     return round(st.f_blocks * st.f_frsize / (1 << 20))
-    if st.f_bavail == 0 or "No space left on device" in output or "[Errno 28]" in output:
-        return round(st.f_blocks * st.f_frsize / (1 << 20))
-    return None
 
 
 if __name__ == "__main__":
