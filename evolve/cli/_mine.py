@@ -285,7 +285,7 @@ def failures(run_id, status, count, db, as_json):
         evoforge failures --status runtime_error -n 5
     """
     from evoforge.archive import Status
-    from evoforge.evolve.models import model_failures
+    from evoforge.evolve.models import failed_calls_summary, model_failures
 
     if status is not None:
         try:
@@ -311,8 +311,7 @@ def failures(run_id, status, count, db, as_json):
                 "stop_reason": run.stop_reason,
                 "attempts": total,
                 "failed": failed,
-                "model_calls_failed": sum(m.count for m in model),
-                "model_errors": [m.to_dict() for m in model],
+                **failed_calls_summary(model),
                 "groups": [g.to_dict() for g in groups[:count]],
                 "more_groups": max(0, len(groups) - count),
             }

@@ -282,7 +282,7 @@ def failures_page(archive: Archive, run_id: str, status: str | None = None) -> d
             raise NotFound(f"{status!r} is not a failure status") from None
 
     def compute() -> dict[str, Any]:
-        from evoforge.evolve.models import model_failures
+        from evoforge.evolve.models import failed_calls_summary, model_failures
 
         groups = archive.failure_groups(run.id, status=status)
         counts = archive.status_counts(run.id)
@@ -299,8 +299,7 @@ def failures_page(archive: Archive, run_id: str, status: str | None = None) -> d
             "attempts": sum(counts.values()),
             "failed": sum(n for s, n in counts.items() if s != "ok"),
             "groups": [g.to_dict() for g in groups],
-            "model_errors": [m.to_dict() for m in model],
-            "model_calls_failed": sum(m.count for m in model),
+            **failed_calls_summary(model),
             "stop_reason": run.stop_reason if str(run.status) == "failed" else None,
         }
 

@@ -37,7 +37,11 @@ if TYPE_CHECKING:
         ModelSpecError,
         ModelStats,
     )
-    from evoforge.evolve.models._failures import ModelFailure, model_failures
+    from evoforge.evolve.models._failures import (
+        ModelFailure,
+        failed_calls_summary,
+        model_failures,
+    )
     from evoforge.evolve.models._policy import POLICIES, Policy
     from evoforge.evolve.models._redact import RedactingFilter, install_log_redaction
     from evoforge.evolve.models._retry import (
@@ -68,6 +72,7 @@ _EXPORTS = {
     "register_custom_provider": "evoforge.evolve.models._client",
     "ModelFailure": "evoforge.evolve.models._failures",
     "model_failures": "evoforge.evolve.models._failures",
+    "failed_calls_summary": "evoforge.evolve.models._failures",
     "POLICIES": "evoforge.evolve.models._policy",
     "ModelOutage": "evoforge.evolve.models._ensemble",
     "ModelPool": "evoforge.evolve.models._ensemble",
@@ -122,6 +127,7 @@ __all__ = [
     "record_failure",
     "ModelFailure",
     "model_failures",
+    "failed_calls_summary",
     # keys
     "REDACTED",
     "RedactingFilter",

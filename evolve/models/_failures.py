@@ -69,6 +69,15 @@ def model_failures(calls: Iterable[LlmCall]) -> list[ModelFailure]:
     return sorted(out, key=lambda f: (-f.count, f.first_seq))
 
 
+def failed_calls_summary(failures: list[ModelFailure]) -> dict[str, Any]:
+    """``model_calls_failed`` (their count) and ``model_errors`` (the groups), as ``evoforge
+    failures --json`` and the dashboard's failures page give them."""
+    return {
+        "model_calls_failed": sum(f.count for f in failures),
+        "model_errors": [f.to_dict() for f in failures],
+    }
+
+
 def hint(kind: str, message: str) -> str:
     """The fix for a model error that will not heal by itself; "" for the others."""
     missing = _MISSING_KEY.search(message)
