@@ -84,13 +84,27 @@ def test_switched_user_is_held_to_its_process_limit():
     assert int(json.loads(report["payload"])[1]) < 40  # the rest of the fork bomb was refused
 
 
+def _processes_of(uid: int) -> int:
+    """How many processes of ``uid`` exist now."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                count += any(line.split()[1:2] == [str(uid)] for line in f if line[:4] == "Uid:")
+        except (OSError, ValueError):
+            continue
+    return count
+
+
 @needs_root
 def test_candidates_of_one_user_in_two_runs_do_not_share_a_process_limit():
     # RLIMIT_NPROC counts every process of the uid: a run's forking candidate would starve
     # another run's. Where the cgroup counts each tree's processes, each has its own 40.
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        holder = pool.submit(sandbox_script, FORKS.format(forks=30, hold=6))
-        time.sleep(3)  # the holder's 30 processes exist by now
+        holder = pool.submit(sandbox_script, FORKS.format(forks=30, hold=12))
+        deadline = time.monotonic() + 60  # however slow the machine: until they all exist
+        while _processes_of(65534) < 30 and time.monotonic() < deadline and not holder.done():
+            time.sleep(0.05)
         other = sandbox_script(FORKS.format(forks=30, hold=0))
         held = holder.result()
     note, made = json.loads(other["payload"])
