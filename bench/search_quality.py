@@ -77,7 +77,7 @@ import evoforge
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKERS = 2  # evaluations in flight; with 1, a run is reproducible (same seed, same run)
-FIRST_PROGRAMS = 40  # programs compared between two seeds' runs
+FIRST_PROGRAMS = 100  # programs compared between two seeds' runs
 
 PROBLEMS = {
     "circle_packing": "circle_packing",
@@ -94,8 +94,10 @@ CONFIGS: dict[str, dict[str, object]] = {
     "novelty=false": {"novelty": False},
     "prompt_evolution=true": {"prompt_evolution": True},
 }
-MODELS = ("offline", "sloppy")
+MODELS = ("offline", "sloppy", "clean")
+SERVED = {"sloppy": None, "clean": 1.0}  # model setup -> the server's --correct-share
 SLOPPY_MODEL = "openai/sloppy"
+CALL_CHECKPOINTS = (100, 300, 600)  # best score after this many model calls
 
 
 @dataclass
@@ -114,14 +116,21 @@ class RunResult:
     duplicate: float
     cells: int
     first_ids: list[str] = field(default_factory=list)
+    calls: int = 0  # model requests sent (every attempt, retries included)
+    evaluations: int = 0
+    best_at_calls: dict[int, float | None] = field(default_factory=dict)
+    wasted: dict[str, int] = field(default_factory=dict)  # answers lost, by reason
+    migrations: int = 0
     stopped: str = ""  # why a run ended before its budget (e.g. a stall of duplicates)
 
 
 # --- running -----------------------------------------------------------------------------------
 
 
-def start_sloppy_server() -> tuple[subprocess.Popen[str], str]:
+def start_sloppy_server(correct_share: float | None = None) -> tuple[subprocess.Popen[str], str]:
     command = [sys.executable, "-m", "tests.evolve.sloppy_server", "--port", "0"]
+    if correct_share is not None:
+        command += ["--correct-share", str(correct_share)]
     return start_server(command, ROOT, "the sloppy model server")
 
 
@@ -169,7 +178,7 @@ def run_one(
         str(db),
         "-q",
     ]
-    if model == "sloppy":
+    if model in SERVED:
         command += ["--model", SLOPPY_MODEL, "--api-base", str(url)]
     env = {
         **os.environ,
@@ -217,6 +226,9 @@ def read_run(
             if program.seq > 0 and program.source and len(first_ids) < FIRST_PROGRAMS:
                 first_ids.append(program.id)
         cells = sum(len(archive.elites(run.id, i)) for i in sorted(islands) if i >= 0)
+        calls, best_at_calls = calls_and_best(archive, run.id)
+        migrations = len(archive.events(run.id, "migration"))
+    wasted = {k: counts.get(k, 0) for k in WASTE}
     return RunResult(
         problem=problem,
         model=model,
@@ -231,7 +243,40 @@ def read_run(
         cells=cells,
         first_ids=first_ids,
         stopped=stopped,
+        calls=calls,
+        evaluations=run.evaluations,
+        best_at_calls=best_at_calls,
+        wasted=wasted,
+        migrations=migrations,
     )
+
+
+WASTE = ("duplicate", "edit_error", "syntax_error")
+"""Statuses of answers that cost a call and gave nothing to evaluate."""
+
+
+def calls_and_best(archive: evoforge.Archive, run_id: str) -> tuple[int, dict[int, float | None]]:
+    """Model requests sent, and the best score after each of :data:`CALL_CHECKPOINTS` calls.
+
+    Every row of ``llm_calls`` is a request a user pays for (a retried attempt too). The
+    best after ``c`` calls is the best ok score among programs up to the ``seq`` of the
+    ``c``-th call (a call's row carries the attempt it was made for); None when the run made
+    fewer calls (an offline run makes calls too: they are counted the same way).
+    """
+    seqs = [s for (s,) in archive.conn.execute(
+        "SELECT seq FROM llm_calls WHERE run_id = ? ORDER BY seq, id", (run_id,)
+    )]
+    best: dict[int, float | None] = {}
+    for c in CALL_CHECKPOINTS:
+        if c > len(seqs):
+            best[c] = None
+            continue
+        (score,) = archive.conn.execute(
+            "SELECT MAX(score) FROM programs WHERE run_id = ? AND status = 'ok' AND seq <= ?",
+            (run_id, seqs[c - 1]),
+        ).fetchone()
+        best[c] = score
+    return len(seqs), best
 
 
 # --- reporting ---------------------------------------------------------------------------------
@@ -274,13 +319,29 @@ def verdict(config: str, on: list[float], other: list[float]) -> str:
     return ("helps" if gain > 0 else "hurts") + mark
 
 
-def print_run(r: RunResult) -> None:
-    best = " ".join(
-        f"@{b}={'-' if v is None else f'{v:.4f}'}" for b, v in sorted(r.best_at.items())
+def calls_per_eval(r: RunResult) -> float:
+    return r.calls / max(r.evaluations, 1)
+
+
+def wasted_share(r: RunResult, reasons: tuple[str, ...] = ("edit_error", "syntax_error")) -> float:
+    """Share of the attempts lost for ``reasons`` (by default: edits that did not apply or
+    did not parse, what sloppy writing costs)."""
+    return sum(r.wasted.get(k, 0) for k in reasons) / max(r.attempts, 1)
+
+
+def _best_text(best: dict[int, float | None], unit: str = "") -> str:
+    return " ".join(
+        f"@{b}{unit}={'-' if v is None else f'{v:.4f}'}" for b, v in sorted(best.items())
     )
+
+
+def print_run(r: RunResult) -> None:
     print(
-        f"run {r.problem:<18} {r.model:<7} {r.config:<21} seed {r.seed}  {best}  "
-        f"edit_error {r.edit_error:5.1%}  duplicate {r.duplicate:5.1%}  cells {r.cells:3d}  "
+        f"run {r.problem:<18} {r.model:<7} {r.config:<21} seed {r.seed}  "
+        f"{_best_text(r.best_at)}  {_best_text(r.best_at_calls, 'c')}  "
+        f"calls/eval {calls_per_eval(r):4.2f}  edit_error {r.edit_error:5.1%}  "
+        f"syntax_error {wasted_share(r, ('syntax_error',)):5.1%}  duplicate {r.duplicate:5.1%}  "
+        f"cells {r.cells:3d}  migrations {r.migrations:3d}  "
         f"{r.wall_s:5.1f}s" + (f"  [{r.stopped[:90]}]" if r.stopped else ""),
         flush=True,
     )
@@ -291,10 +352,13 @@ def print_table(results: list[RunResult]) -> None:
     for r in results:
         groups.setdefault((r.problem, r.model, r.config), []).append(r)
     budgets = sorted({b for r in results for b in r.best_at})
+    call_marks = sorted({c for r in results for c in r.best_at_calls})
     head = (
         f"{'problem':<18} {'model':<7} {'config':<21} "
         + " ".join(f"{'best@' + str(b):>17}" for b in budgets)
-        + f" {'edit_err':>8} {'dup':>6} {'cells':>9} {'overlap':>7}  verdict"
+        + " ".join(f"{'best@' + str(c) + 'c':>17}" for c in call_marks)
+        + f" {'calls/ev':>8} {'edit_err':>8} {'syn_err':>7} {'wasted':>6} {'dup':>6}"
+        + f" {'cells':>9} {'migr':>7} {'overlap':>7}  verdict"
     )
     print()
     print(head)
@@ -313,9 +377,17 @@ def print_table(results: list[RunResult]) -> None:
             + " ".join(
                 f"{fmt(scores(runs, b)) if b in runs[0].best_at else '':>17}" for b in budgets
             )
+            + " ".join(
+                f"{fmt([v for r in runs if (v := r.best_at_calls.get(c)) is not None]):>17}"
+                for c in call_marks
+            )
+            + f" {fmt([calls_per_eval(r) for r in runs], 2):>8}"
             + f" {statistics.fmean(r.edit_error for r in runs):8.1%}"
+            + f" {statistics.fmean(wasted_share(r, ('syntax_error',)) for r in runs):7.1%}"
+            + f" {statistics.fmean(wasted_share(r) for r in runs):6.1%}"
             + f" {statistics.fmean(r.duplicate for r in runs):6.1%}"
             + f" {cells:>9}"
+            + f" {fmt([float(r.migrations) for r in runs], 1):>7}"
             + f" {'-' if shared is None else f'{shared:.0%}':>7}"
             + f"  {verdict(config, scores(on, top), scores(runs, top))}",
             flush=True,
@@ -341,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", help="checkpoints, e.g. 100,300,600 (default: per problem)")
     parser.add_argument("--seeds", type=int, help="seeds 1..N per configuration")
     parser.add_argument("--problems", default=",".join(PROBLEMS), help="comma-separated")
-    parser.add_argument("--models", default=",".join(MODELS), help="offline,sloppy")
+    parser.add_argument("--models", default="offline,sloppy", help="offline,sloppy,clean")
     parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated")
     parser.add_argument(
         "--workers", type=int, default=WORKERS, help="evaluations in flight (1: reproducible)"
@@ -360,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         plan[problem] = (budgets, args.seeds or seeds)
     total = sum(len(models) * len(configs) * seeds for _, seeds in plan.values())
 
-    server, url = start_sloppy_server() if "sloppy" in models else (None, None)
+    servers = {m: start_sloppy_server(SERVED[m]) for m in models if m in SERVED}
     results: list[RunResult] = []
     started = time.perf_counter()
     try:
@@ -383,13 +455,13 @@ def main(argv: list[str] | None = None) -> int:
                         budgets[-1],
                         budgets,
                         Path(tmp),
-                        url,
+                        servers[model][1] if model in servers else None,
                         args.workers,
                     )
                     results.append(result)
                     print_run(result)
     finally:
-        if server is not None:
+        for server, _ in servers.values():
             server.terminate()
             server.wait(timeout=30)
     print_table(results)

@@ -278,7 +278,11 @@ def render(hunks: Sequence[Hunk], *, fence: bool = False) -> str:
 
 
 def choose_kinds(rng: np.random.Generator) -> tuple[str, ...]:
-    """``("correct",)`` with probability :data:`CORRECT_SHARE`, else one or two kinds."""
+    """``("correct",)`` with probability :data:`CORRECT_SHARE`, else one or two kinds.
+
+    The draw is made whatever the share, so a server with ``--correct-share 1`` (a clean
+    writer) answers each prompt with the same edit as the sloppy one, only written cleanly.
+    """
     if rng.random() < CORRECT_SHARE:
         return (CORRECT,)
     first = KINDS[int(rng.integers(len(KINDS)))]
@@ -360,7 +364,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="A deterministic, sloppy model server.")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument(
+        "--correct-share",
+        type=float,
+        default=CORRECT_SHARE,
+        help=f"share of answers written correctly (default {CORRECT_SHARE}; 1: a clean writer)",
+    )
     args = parser.parse_args(argv)
+    if not 0.0 <= args.correct_share <= 1.0:
+        parser.error(f"--correct-share must be in [0, 1], got {args.correct_share}")
+    global CORRECT_SHARE
+    CORRECT_SHARE = args.correct_share
     return serve(SloppyServer(port=args.port, delay_s=args.delay))
 
 
