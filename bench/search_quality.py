@@ -263,9 +263,12 @@ def calls_and_best(archive: evoforge.Archive, run_id: str) -> tuple[int, dict[in
     ``c``-th call (a call's row carries the attempt it was made for); None when the run made
     fewer calls (an offline run makes calls too: they are counted the same way).
     """
-    seqs = [s for (s,) in archive.conn.execute(
-        "SELECT seq FROM llm_calls WHERE run_id = ? ORDER BY seq, id", (run_id,)
-    )]
+    seqs = [
+        s
+        for (s,) in archive.conn.execute(
+            "SELECT seq FROM llm_calls WHERE run_id = ? ORDER BY seq, id", (run_id,)
+        )
+    ]
     best: dict[int, float | None] = {}
     for c in CALL_CHECKPOINTS:
         if c > len(seqs):
