@@ -421,9 +421,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--workers", type=int, default=WORKERS, help="evaluations in flight (1: reproducible)"
     )
+    parser.add_argument(
+        "--folder",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="another OpenEvolve-format folder to run as problem NAME (e.g. oe_circle_packing="
+        "openevolve/examples/circle_packing); repeatable",
+    )
     parser.add_argument("--json", type=Path, help="also write every run's numbers here")
     parser.add_argument("--keep", type=Path, help="keep the runs' archives in this folder")
     args = parser.parse_args(argv)
+    for item in args.folder:
+        name, sep, path = item.partition("=")
+        if not sep or not Path(path, "evaluator.py").is_file():
+            raise SystemExit(f"--folder {item!r}: expected NAME=PATH to a folder with evaluator.py")
+        PROBLEMS[name] = str(Path(path).resolve())
+        DEFAULT_PLAN.setdefault(name, ((100, 300, 600), 3))
     problems = _names(args.problems, PROBLEMS, "problems")
     models = _names(args.models, MODELS, "models")
     configs = _names(args.configs, CONFIGS, "configs")
