@@ -8,19 +8,27 @@ subprocess (the public CLI, nothing inside the engine is touched), one run at a 
 - ``descriptors=none``, ``edit_matching=exact``, ``novelty=false``: one feature off each;
 - ``prompt_evolution=true``: the defaults plus prompt co-evolution (off by default).
 
-Two model setups: ``offline`` (the built-in ``offline/mutator``, whose SEARCH texts are always
-exact and whose answers draw on the request's seed) and ``sloppy``
+Three model setups: ``offline`` (the built-in ``offline/mutator``, whose SEARCH texts are always
+exact and whose answers draw on the request's seed), ``sloppy``
 (``tests/evolve/sloppy_server.py`` as a subprocess, ``--model openai/sloppy --api-base URL``:
 the same mutations, but a pure function of the prompt, like a greedy-decoded model, and
-written sloppily 70 % of the time, as real models write edits). Two problems: the built-in
-``circle_packing`` and ``bench/openevolve_example`` (an OpenEvolve folder, run unmodified: a
-scheduling rule, no ``feature_dimensions``, so the built-in descriptors apply).
+written sloppily 70 % of the time, as real models write edits) and ``clean`` (the same server
+with ``--correct-share 1``: the same edits as ``sloppy``, always written cleanly; the pair
+shows what sloppy writing costs). Two problems: the built-in ``circle_packing`` and
+``bench/openevolve_example`` (an OpenEvolve folder, run unmodified: a scheduling rule, no
+``feature_dimensions``, so the built-in descriptors apply); ``--folder NAME=PATH`` adds any
+other OpenEvolve-format folder (OpenEvolve's own ``examples/circle_packing``, say).
+
+What a user pays for is a model call, so each run is also read per call: model requests sent
+(every ``llm_calls`` row, retried attempts included) per evaluation, the best score after 100,
+300 and 600 calls, the attempts wasted by reason (duplicates; edit and syntax errors, whose sum
+is the ``wasted`` column: what sloppy writing costs), and the migrations between islands.
 
 Read from each run's archive (``evoforge.open_archive``): the best score after 100, 300 and
 600 evaluations (``Archive.timeline().best_at``: evaluations in ``seq`` order, knob-tuning
 trials included, as the budget counts them); the share of attempts that were ``edit_error``
 and ``duplicate``; the occupied MAP-Elites cells over all islands; and, for each pair of
-seeds of one configuration, the share of their first 40 stored programs (by ``seq``, the seed
+seeds of one configuration, the share of their first 100 stored programs (by ``seq``, the seed
 left out) that both runs hold (program ids are content hashes). A high overlap means the
 seeds explore the same programs: what a deterministic model plus a weak novelty filter gives.
 
