@@ -29,15 +29,19 @@ pytestmark = pytest.mark.slow  # the busy loops slow every evaluation down (10-5
 
 @pytest.fixture
 def busy_cores():
-    """Two processes spinning on the CPU for the test's duration (at most 120 s each)."""
-    loops = [
-        subprocess.Popen(["timeout", "120", sys.executable, "-c", "while True: pass"])
-        for _ in range(2)
-    ]
-    yield
-    for proc in loops:
-        proc.kill()
-        proc.wait()
+    """Two processes spinning on the CPU for the test's duration (at most 120 s each).
+
+    Each loop bounds itself (a deadline in its own code, not a ``timeout`` wrapper whose
+    SIGKILL would orphan the loop), and is killed at the end of the test.
+    """
+    spin = "import time\nend = time.monotonic() + 120\nwhile time.monotonic() < end: pass"
+    loops = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(2)]
+    try:
+        yield
+    finally:
+        for proc in loops:
+            proc.kill()
+            proc.wait()
 
 
 @pytest.fixture
