@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from evoforge.archive import EvalResult
@@ -80,6 +80,11 @@ class Evaluator(abc.ABC):
 
     name: ClassVar[str]
     targets: ClassVar[tuple[str, ...]] = ("cpu",)
+    default_scorers: ClassVar[Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
+    """Scoring functions this evaluator supplies to a spec that does not define them, by the
+    name a spec would give them (``evaluate``, or a stage's ``"evaluate"``): an evaluator whose
+    measure reports the objectives themselves (``native``: instructions, cycles) lets a spec
+    leave ``evaluate`` out. Empty: every spec defines its own (the loader says so)."""
 
     def __init__(self, problem: Problem, *, workers: int = 1) -> None:
         self.problem = problem

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from evoforge.evolve._config import ConfigError
 from evoforge.plugins import problems
-from evoforge.problems import SPEC_FILENAME, Problem, load_problem, suites
+from evoforge.problems import SPEC_FILENAME, Problem, examples, load_problem, suites
 from evoforge.problems.adapters import adapt, is_task_source
 
 
@@ -76,10 +76,13 @@ def resolve(
     if suite is not None:
         _no_adapter_options(ref, target, seed_file)
         return Resolved(tuple(load_problem(registered[name]) for name in suite), batch=True)
+    example = examples().get(ref)
+    if example is not None:  # repo_example: a built-in folder in an adapter's format
+        return resolve(str(example), target=target, seed_file=seed_file)
     raise ConfigError(
         f"no problem {ref!r}: not a path, a registered problem name or a suite "
         f"(registered: {', '.join(sorted(registered)) or 'none'}; suites: "
-        f"{', '.join(sorted(suites()))})"
+        f"{', '.join(sorted(suites()))}; examples: {', '.join(sorted(examples()))})"
     )
 
 

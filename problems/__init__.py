@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from evoforge.problems._loader import SPEC_FILENAME, import_spec, load_problem
     from evoforge.problems._spec import PASSED, Descriptor, Direction, Objective, Problem
     from evoforge.problems._stages import Stage, Threshold, Tuning
-    from evoforge.problems._suites import KERNEL_SUITE, suites
+    from evoforge.problems._suites import KERNEL_SUITE, examples, suites
     from evoforge.problems._versus import versus
 
 # name -> the module that defines it
@@ -75,6 +75,7 @@ _EXPORTS = {
     "Tuning": "evoforge.problems._stages",
     "KERNEL_SUITE": "evoforge.problems._suites",
     "suites": "evoforge.problems._suites",
+    "examples": "evoforge.problems._suites",
 }
 
 __all__ = [
@@ -92,6 +93,8 @@ __all__ = [
     # suites: sets of problems run as one batch
     "KERNEL_SUITE",
     "suites",
+    # built-in folders in another format, run by name
+    "examples",
     # baselines, reported beside results
     "measure_baselines",
     "versus",

@@ -139,7 +139,8 @@ def load_problem(path: Path | str) -> Problem:
         decl = Declaration.parse(declared)
     except ValidationError as exc:
         raise declaration_error(path, exc) from None
-    if not callable(names.get("evaluate")):
+    supplied = _supplied_scorers(decl, names)
+    if not callable(names.get("evaluate")) and "evaluate" not in supplied:
         raise ProblemSpecError(
             path,
             "evaluate",
@@ -161,11 +162,11 @@ def load_problem(path: Path | str) -> Problem:
         preload=decl.preload,
         description=decl.description,
         options=decl.options,
-        stages=_stages(path, decl, names),
+        stages=_stages(path, decl, names, supplied),
         baselines=decl.baselines,
         measures_baselines=measures_baselines,
         tuning=decl.tuning,
-        held_out=_stages(path, decl, names, held_out=True),
+        held_out=_stages(path, decl, names, supplied, held_out=True),
         requires=decl.requires,
         prepares=callable(names.get("setup")),
         checks_ready=callable(names.get("ready")),
@@ -191,12 +192,40 @@ def _check_misspellings(path: Path, names: Mapping[str, Any]) -> None:
             )
 
 
+def _supplied_scorers(decl: Declaration, names: Mapping[str, Any]) -> frozenset[str]:
+    """The scoring functions the spec's ``evaluator`` supplies where the spec defines none
+    (its class's ``default_scorers``: ``native`` scores its measure's metrics as measured).
+
+    Asked only when a function is missing, so a spec that defines its functions loads
+    without loading the plugins; through the plugin manager (a layer below this one), as the
+    evaluator classes live in a layer above."""
+    stages = (*(decl.stages or ()), *decl.held_out)
+    if all(callable(names.get(n)) for n in {"evaluate", *(s.evaluate for s in stages)}):
+        return frozenset()
+    from evoforge.plugins import collect, load_plugins
+
+    load_plugins()
+    found = collect(
+        "register_evaluators",
+        "evaluator scoring defaults",
+        lambda _plugin, cls: (str(getattr(cls, "name", "")), cls),
+    )
+    cls = found.get(decl.evaluator, (None, ""))[0]
+    return frozenset(getattr(cls, "default_scorers", None) or ())
+
+
 def _stages(
-    path: Path, decl: Declaration, names: Mapping[str, Any], *, held_out: bool = False
+    path: Path,
+    decl: Declaration,
+    names: Mapping[str, Any],
+    supplied: frozenset[str] = frozenset(),
+    *,
+    held_out: bool = False,
 ) -> tuple[Stage, ...]:
     """The declared stages (or held-out stages), checked against the spec's functions: names
     unique, the last stage of the cascade scored by ``evaluate``, and every stage's scoring
-    function defined. (The declaration has filled in each stage's defaults.)"""
+    function defined by the spec or ``supplied`` by its evaluator. (The declaration has
+    filled in each stage's defaults.)"""
     declared = (decl.held_out if held_out else decl.stages) or ()
     for index, stage in enumerate(declared):
         where = f"{'held_out' if held_out else 'stages'}[{index}]"
@@ -214,7 +243,7 @@ def _stages(
                 f"found {stage.evaluate!r}; the last stage is scored by the problem's evaluate() "
                 "(its metrics hold the objectives): remove the key",
             )
-        if not callable(names.get(stage.evaluate)):
+        if not callable(names.get(stage.evaluate)) and stage.evaluate not in supplied:
             raise ProblemSpecError(
                 path,
                 f"{where}.evaluate",

@@ -6,6 +6,10 @@ KernelBench-format task files, adapted like any other: see
 same operations as Pallas kernels (registered problems of the ``tpu`` evaluator); ``pie_suite``
 is six PIE-style C++ programs (slow but correct seeds, registered problems of the ``native``
 evaluator, measured by callgrind).
+
+Examples (:func:`examples`) are the other built-in folders that hold no ``problem.py``: a
+format an adapter runs (``repo_example``, a repository with an ``evoforge.toml``), each run by
+its name like a registered problem.
 """
 
 from __future__ import annotations
@@ -42,3 +46,16 @@ SUITES: dict[str, Path | tuple[str, ...]] = {
 def suites() -> dict[str, Path | tuple[str, ...]]:
     """The built-in suites (see :data:`SUITES`)."""
     return dict(SUITES)
+
+
+def examples() -> dict[str, Path]:
+    """The built-in folders in another format (run through an adapter) by name: every folder
+    of ``builtin/`` without a ``problem.py`` that is not a suite's (``repo_example``)."""
+    return {
+        folder.name: folder
+        for folder in sorted(BUILTIN_DIR.iterdir())
+        if folder.is_dir()
+        and not (folder / "problem.py").is_file()
+        and folder not in SUITES.values()
+        and not folder.name.startswith(("_", "."))
+    }

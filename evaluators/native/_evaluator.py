@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoforge.archive import EvalResult, Status
@@ -20,6 +21,8 @@ from evoforge.evaluators._base import Availability, Evaluator
 from evoforge.evaluators._cascade import run_cascade
 from evoforge.evaluators._scoring import classify_metrics
 from evoforge.evaluators.devices import cpu_fingerprint
+from evoforge.evaluators.native._generated import as_measured
+from evoforge.evaluators.native._hot import block_functions
 from evoforge.evaluators.native._settings import METRICS, NativeSettings, o3_flags, read_settings
 from evoforge.evaluators.native._tools import (
     SOURCE_NAMES,
@@ -51,6 +54,13 @@ class NativeEvaluator(Evaluator):
 
     name: ClassVar[str] = "native"
     targets: ClassVar[tuple[str, ...]] = ("cpu",)
+    # a native spec's objectives are its measure's metrics: scored as measured unless the spec
+    # says otherwise (the README's example defines no evaluate)
+    default_scorers: ClassVar[Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
+        "evaluate": as_measured,
+        "evaluate_held_out": as_measured,
+        "as_measured": as_measured,
+    }
 
     def __init__(self, problem: Problem, *, workers: int = 1) -> None:
         super().__init__(problem, workers=workers)
@@ -180,6 +190,11 @@ class NativeEvaluator(Evaluator):
             "tests": [list(t) for t in settings.tests],
             "inputs": list(settings.inputs),
             "hot_functions": list(settings.hot_functions),
+            "evolved_functions": list(
+                block_functions(source, settings.language)
+                if settings.kind == "mca" and not settings.hot_functions
+                else ()
+            ),
             "test_timeout_s": settings.test_timeout_s,
             "compile_timeout_s": settings.compile_timeout_s,
             "output_mb": settings.output_mb,
@@ -217,6 +232,8 @@ class NativeEvaluator(Evaluator):
     def _score(self, scorer: str, metrics: dict[str, Any]) -> dict[str, Any]:
         function = getattr(self._spec, scorer, None)
         if not callable(function):
+            function = self.default_scorers.get(scorer)
+        if function is None:
             raise ProblemSpecError(
                 self.problem.spec_path, scorer, "define it: def f(metrics) -> dict"
             )

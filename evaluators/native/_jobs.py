@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from evoforge.evaluators.native._hot import choose_functions
 from evoforge.evaluators.native._parse import (
     ParseError,
     asm_functions,
@@ -199,28 +200,28 @@ def _annotate(out_file: str, source_name: str) -> str:
     return top_costs(proc.stdout) if proc.returncode == 0 else proc.stderr[-500:]
 
 
-def mca_job(asm: str, cpu: str, hot: Sequence[str]) -> tuple[dict[str, Any], bytes]:
-    """llvm-mca-19 on each hot function's body for ``cpu``; the sums of its estimates."""
-    bodies = asm_functions(asm)
+def mca_job(
+    asm: str, cpu: str, hot: Sequence[str], evolved: Sequence[str] = ()
+) -> tuple[dict[str, Any], bytes]:
+    """llvm-mca-19 on each chosen function's body for ``cpu``; the sums of its estimates.
+
+    The functions: ``hot`` when the spec names them, else those defined in the EVOLVE-BLOCK
+    (``evolved``) or what is left of them after inlining
+    (:func:`~evoforge.evaluators.native._hot.choose_functions`); ``"analysed"`` says which."""
+    bodies = {name: body for name, body in asm_functions(asm).items() if body.strip()}
     names = list(bodies)
     demangled = subprocess.run(
         ["llvm-cxxfilt-19"], input="\n".join(names), capture_output=True, text=True, timeout=60
     ).stdout.splitlines()
-    chosen = []
-    for name, plain in zip(names, demangled, strict=False):
-        short = plain.split("(", 1)[0]
-        if hot:
-            wanted = short in hot or name in hot
-        else:
-            library = plain.startswith(("std::", "__gnu_cxx", "_GLOBAL__", "__cxx_global"))
-            wanted = short != "main" and not library
-        if wanted and bodies[name].strip():
-            chosen.append((plain, bodies[name]))
+    plain_names = dict(zip(names, demangled, strict=False))
+    symbols, analysed = choose_functions(plain_names, hot, evolved)
+    chosen = [(plain_names[symbol], bodies[symbol]) for symbol in symbols]
     if not chosen:
         return {
             "status": "runtime_error",
             "error": f"no function to analyse (hot_functions {list(hot)}; found "
-            f"{', '.join(demangled[:20]) or 'none'})",
+            f"{', '.join(demangled[:20]) or 'none'}); name functions of the program in "
+            "hot_functions",
         }, b""
     sums = {"mca_cycles": 0.0, "mca_rthroughput": 0.0}
     instructions = 0.0
@@ -242,7 +243,12 @@ def mca_job(asm: str, cpu: str, hot: Sequence[str]) -> tuple[dict[str, Any], byt
         sums["mca_rthroughput"] += summary["mca_rthroughput"]
         per_function[plain[:120]] = summary
     sums["mca_ipc"] = instructions / sums["mca_cycles"] if sums["mca_cycles"] else 0.0
-    return {"status": "ok", "metrics": sums, "functions": per_function}, b""
+    return {
+        "status": "ok",
+        "metrics": sums,
+        "functions": per_function,
+        "analysed": analysed,
+    }, b""
 
 
 def wall_job(

@@ -70,6 +70,16 @@ def main() -> int:
     return 0
 
 
+def cross_arch(request: dict[str, Any]) -> str:
+    """The architecture to cross-build for (``qemu:<arch>``), or "" for a native build.
+
+    Only when the measure can run: without qemu or the cross libraries (the engine says which
+    to install, and the run checks correctness only) the candidate is built for this host and
+    its tests run here, instead of every candidate failing to compile."""
+    kind, _, argument = str(request["measure"]).partition(":")
+    return argument if kind == "qemu" and request.get("measure_enabled", True) else ""
+
+
 def evaluate(
     request: dict[str, Any], isolation: Isolation, timings: dict[str, float]
 ) -> dict[str, Any]:
@@ -78,7 +88,7 @@ def evaluate(
     kind, _, argument = measure.partition(":")
     sanitizers = list(request.get("sanitize", ()))
     start = time.perf_counter()
-    cross = argument if kind == "qemu" else ""
+    cross = cross_arch(request)
     binary, header = compile_source(
         request,
         request["source"],
@@ -272,14 +282,19 @@ def _mca(
     cpu = str(request["measure"]).partition(":")[2]
     limits = Limits(timeout_s=300, memory_mb=_COMPILE_MEMORY_MB)
     hot = list(request.get("hot_functions", ()))
-    run = _sandboxed(lambda: _jobs.mca_job(header["asm"], cpu, hot), limits, iso, "llvm-mca")
+    evolved = list(request.get("evolved_functions", ()))
+    run = _sandboxed(
+        lambda: _jobs.mca_job(header["asm"], cpu, hot, evolved), limits, iso, "llvm-mca"
+    )
     lines = [
         f"{name}: {values['mca_cycles']:.0f} cycles / 100 iterations, block "
         f"rthroughput {values['mca_rthroughput']:.2f}"
         for name, values in run.header["functions"].items()
     ]
+    analysed = str(run.header.get("analysed", ""))
     return run.header["metrics"], {
-        "profile": f"llvm-mca -mcpu={cpu}, per function:\n" + "\n".join(lines)
+        "profile": f"llvm-mca -mcpu={cpu}, per function:\n" + "\n".join(lines),
+        "mca_functions": analysed,
     }
 
 

@@ -67,7 +67,8 @@ class NativeSettings:
         tests: ``(stdin, expected stdout)`` pairs, all checked before measuring.
         compile_flags: the candidate's compiler flags (the seed baseline uses them too).
         measure_inputs: stdin texts measured (default: every test's input).
-        hot_functions: the functions llvm-mca analyses (default: all but ``main``).
+        hot_functions: the functions llvm-mca analyses (default: those defined in the
+            EVOLVE-BLOCK, or what inlining left of them: :mod:`._hot`).
         test_timeout_s: wall-clock limit of one test run.
         output_mb: the most one run may write to stdout (more is an output flood).
         compile_timeout_s: limit of one compile.

@@ -9,6 +9,7 @@ brings it.
 from __future__ import annotations
 
 import functools
+import glob
 import os
 import shutil
 import subprocess
@@ -86,12 +87,20 @@ def measure_unavailable(language: str, measure: str) -> str:
             return "mca measures C and C++ only (clang -S); use callgrind for Rust"
         return missing(("llvm-mca-19", "llvm-cxxfilt-19")) or _mca_cpu_unknown(argument)
     if kind == "qemu":
-        return qemu_unavailable(argument)
+        return qemu_unavailable(argument, language)
     return ""
 
 
-def qemu_unavailable(arch: str) -> str:
-    """Why ``qemu:<arch>`` cannot run here ("device unavailable: ..." with the fix), or ""."""
+def qemu_unavailable(arch: str, language: str = "c", *, root: str = "/") -> str:
+    """Why ``qemu:<arch>`` cannot build and run a ``language`` program here ("device
+    unavailable: ..." with the fix), or "".
+
+    Each cross library is checked by a file the static build needs (the C library's headers
+    and ``libc.a``, ``libgcc.a``, for C++ ``libstdc++.a`` and its headers), so a host with
+    some of the packages but not all is told which to add, instead of every candidate ending
+    ``compile_error`` ("fatal error: 'iostream' file not found"). ``root`` is where ``/usr``
+    is looked for (tests point it at a made-up tree).
+    """
     triple = QEMU_ARCHES.get(arch)
     if triple is None:
         return f"qemu:{arch}: unknown architecture; use one of {', '.join(QEMU_ARCHES)}"
@@ -101,15 +110,30 @@ def qemu_unavailable(arch: str) -> str:
             f"device unavailable: qemu-{arch} is not installed "
             f"(apt-get install -y {qemu_packages(arch)})"
         )
-    if not os.path.isdir(f"/usr/{triple}/lib"):
+    usr = os.path.join(root, "usr")
+    gcc = os.path.join(usr, "lib", "gcc-cross", triple, "*")
+    needed = [
+        ("the C library", f"libc6-dev-{debian}-cross", (f"{usr}/{triple}/include/stdio.h",)),
+        ("the C library", f"libc6-dev-{debian}-cross", (f"{usr}/{triple}/lib/libc.a",)),
+        ("libgcc", f"libgcc-12-dev-{debian}-cross", (f"{gcc}/libgcc.a",)),
+    ]
+    if language == "cpp":
+        needed += [
+            ("libstdc++", f"libstdc++-12-dev-{debian}-cross", (f"{gcc}/libstdc++.a",)),
+            (
+                "libstdc++",
+                f"libstdc++-12-dev-{debian}-cross",
+                (f"{usr}/{triple}/include/c++/*/iostream",),
+            ),
+        ]
+    absent: dict[str, str] = {}  # package -> what it brings
+    for what, package, patterns in needed:
+        if not any(glob.glob(pattern) for pattern in patterns):
+            absent.setdefault(package, what)
+    if absent:
         return (
-            f"device unavailable: no {triple} C library in /usr/{triple} "
-            f"(apt-get install -y libc6-dev-{debian}-cross)"
-        )
-    if not os.path.isdir(f"/usr/lib/gcc-cross/{triple}"):
-        return (
-            f"device unavailable: no {triple} libgcc/libstdc++ for a static cross build "
-            f"(apt-get install -y libgcc-12-dev-{debian}-cross libstdc++-12-dev-{debian}-cross)"
+            f"device unavailable: no {triple} {', '.join(dict.fromkeys(absent.values()))} "
+            f"for a static cross build (apt-get install -y {' '.join(absent)})"
         )
     if tool("ld.lld-19") is None:
         return "device unavailable: ld.lld-19 is not installed (apt-get install -y lld-19)"

@@ -75,6 +75,11 @@ class Slot:
     def pristine(self) -> Path:
         return self.root / "pristine"
 
+    @property
+    def manifest(self) -> Path:
+        """Written last by :meth:`prepare`: present means the copy is whole."""
+        return self.root / "manifest.json"
+
     @classmethod
     def prepare(
         cls,
@@ -100,14 +105,14 @@ class Slot:
         shutil.copytree(slot.tree, slot.pristine, symlinks=True)
         os.chmod(slot.pristine, 0o700)
         manifest = {rel: kind for rel, kind, _ in _walk(slot.tree)}
-        (root / "manifest.json").write_text(json.dumps(manifest, sort_keys=True))
+        slot.manifest.write_text(json.dumps(manifest, sort_keys=True))
         (root / "stamp").write_bytes(b"")  # the tree equals pristine/ now; the first reset
         return slot  # also gives it to the candidates' user (entries of another owner)
 
     def reset(self, owner: tuple[int, int] | None = None) -> int:
         """Make ``tree/`` equal to ``pristine/`` again, owned by ``owner`` (uid, gid) when
         given; touch the stamp. Returns how many entries were restored or removed."""
-        manifest: dict[str, str] = json.loads((self.root / "manifest.json").read_text())
+        manifest: dict[str, str] = json.loads(self.manifest.read_text())
         since = os.stat(self.root / "stamp").st_ctime_ns
         seen: set[str] = set()
         fixed = 0

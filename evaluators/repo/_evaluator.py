@@ -26,6 +26,7 @@ objectives.
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import sys
 import tempfile
@@ -44,6 +45,8 @@ from evoforge.problems import BundleError, ProblemSpecError, split_bundle
 
 if TYPE_CHECKING:
     from evoforge.problems import Problem, Stage
+
+log = logging.getLogger(__name__)
 
 RUNNER = "evoforge.evaluators.repo"
 RUNNER_MARGIN_S = 60.0  # interpreter start, reset, and the two commands' sandbox set-up
@@ -109,6 +112,7 @@ class RepoEvaluator(Evaluator):
         self._root: Path | None = None
         self._free: asyncio.Queue[Slot] = asyncio.Queue()
         self._slots: list[Slot] = []
+        self._lifecycle = asyncio.Lock()  # start and close, one at a time
 
     @classmethod
     def availability(cls) -> Availability:
@@ -121,31 +125,41 @@ class RepoEvaluator(Evaluator):
     async def start(self) -> None:
         """Prepare one copy of the repository per worker (``setup`` runs in each).
 
+        The copies are offered to evaluations only once all are ready; evaluations that
+        arrive meanwhile (or during a :meth:`close`) wait for them.
+
         Raises:
             ProblemSpecError: ``setup`` failed in a copy.
         """
-        if self._root is not None:
-            return
-        self._root = Path(tempfile.mkdtemp(prefix="evoforge-repo-"))
-        self._root.chmod(0o711)
-        options = self.options
-        env = server_env(self._sandbox.sandbox_env)
-        for index in range(max(1, self.workers)):
+        async with self._lifecycle:
+            if self._root is not None:
+                return
+            root = Path(tempfile.mkdtemp(prefix="evoforge-repo-"))
+            root.chmod(0o711)
             try:
-                slot = await asyncio.to_thread(
-                    Slot.prepare,
-                    self._root / f"slot{index}",
-                    options.repo_dir,
-                    exclude=options.exclude,
-                    setup=options.setup,
-                    setup_timeout_s=options.setup_timeout_s,
-                    env=env,
-                )
-            except SetupError as exc:
-                await self.close()
-                raise ProblemSpecError(options.repo_dir, "setup", str(exc)) from None
-            self._slots.append(slot)
-            self._free.put_nowait(slot)
+                slots = [
+                    await asyncio.to_thread(self._prepare, root / f"slot{index}")
+                    for index in range(max(1, self.workers))
+                ]
+            except BaseException as exc:  # a failed or cancelled start leaves nothing behind
+                await asyncio.to_thread(shutil.rmtree, root, True)
+                if isinstance(exc, SetupError):
+                    raise ProblemSpecError(self.options.repo_dir, "setup", str(exc)) from None
+                raise
+            self._root, self._slots = root, slots
+            for slot in slots:
+                self._free.put_nowait(slot)
+
+    def _prepare(self, root: Path) -> Slot:
+        options = self.options
+        return Slot.prepare(
+            root,
+            options.repo_dir,
+            exclude=options.exclude,
+            setup=options.setup,
+            setup_timeout_s=options.setup_timeout_s,
+            env=server_env(self._sandbox.sandbox_env),
+        )
 
     async def evaluate(self, source: str) -> EvalResult:
         """Check and measure the bundle ``source``; never raises for a bad candidate."""
@@ -161,11 +175,37 @@ class RepoEvaluator(Evaluator):
             )
         if self._root is None:
             await self.start()
-        slot = await self._free.get()
+        free = self._free
+        slot = await free.get()
         try:
+            slot = await self._intact(slot)
             return await self._run(slot, files)
         finally:
-            self._free.put_nowait(slot)
+            free.put_nowait(slot)  # to the queue it came from: a close waits on that one
+
+    async def _intact(self, slot: Slot) -> Slot:
+        """``slot``, prepared again if its copy was removed from outside the run (a cleaner
+        of temporary folders on a long run, say): one ``stat`` per evaluation, where a
+        missing copy used to fail every evaluation after it (``manifest.json`` not found)."""
+        if slot.manifest.is_file():
+            return slot
+        log.warning(
+            "repo %s: the copy at %s was removed from outside the run; preparing it again",
+            self.problem.name,
+            slot.root,
+        )
+
+        def again() -> Slot:
+            shutil.rmtree(slot.root, ignore_errors=True)
+            if not slot.root.parent.is_dir():  # the whole root went: as start() made it
+                slot.root.parent.mkdir(parents=True)
+                slot.root.parent.chmod(0o711)
+            return self._prepare(slot.root)
+
+        try:
+            return await asyncio.to_thread(again)
+        except SetupError as exc:
+            raise ProblemSpecError(self.options.repo_dir, "setup", str(exc)) from None
 
     async def _run(self, slot: Slot, files: dict[str, str]) -> EvalResult:
         problem, options = self.problem, self.options
@@ -214,12 +254,20 @@ class RepoEvaluator(Evaluator):
         return await run_cascade(problem.stages, run_stage, problem=problem)
 
     async def close(self) -> None:
-        """Remove the copies; safe to call twice."""
-        root, self._root = self._root, None
-        self._slots.clear()
-        self._free = asyncio.Queue()
-        if root is not None:
-            await asyncio.to_thread(shutil.rmtree, root, True)
+        """Remove the copies once no evaluation uses them; safe to call twice.
+
+        Evaluations in flight (and those already waiting for a copy) finish first, on the
+        copies they hold; an evaluation that starts after the close prepares new copies
+        (:meth:`start`). Removing the root under a running evaluation would end it, and every
+        later one handed that copy, with ``manifest.json`` not found.
+        """
+        async with self._lifecycle:
+            root, free, slots = self._root, self._free, self._slots
+            self._root, self._free, self._slots = None, asyncio.Queue(), []
+            for _ in slots:  # each evaluation in flight gives its copy back to `free`
+                await free.get()
+            if root is not None:
+                await asyncio.to_thread(shutil.rmtree, root, True)
 
 
 def _failed(status: Status, error: str) -> EvalResult:

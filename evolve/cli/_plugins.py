@@ -86,7 +86,8 @@ def _evaluator_row(name: str, cls: type[Evaluator], plugin: str, origin: str) ->
 @json_option
 @click.pass_context
 def problems_command(ctx, as_json):
-    """List registered problems: evaluator, objectives, baselines, whether they run here.
+    """List registered problems (evaluator, objectives, baselines, whether they run here),
+    then the suites and the built-in examples in other formats, each run by its name.
 
     \b
     Example:
@@ -95,7 +96,7 @@ def problems_command(ctx, as_json):
     """
     if ctx.invoked_subcommand is not None:
         return
-    from evoforge import evaluators, plugins
+    from evoforge import plugins
     from evoforge.problems import load_problem
 
     rows: list[dict[str, Any]] = []
@@ -116,9 +117,12 @@ def problems_command(ctx, as_json):
                 "runs_here": "",
             }
         )
-        rows[-1]["runs_here"] = _runs_here(problem, evaluators)
+        rows[-1]["runs_here"] = _runs_here(problem)
+    for row in rows:
+        row["kind"] = "problem"
+    others = _suite_rows(rows) + _example_rows()
     if as_json:
-        echo(json.dumps(rows, indent=2))
+        echo(json.dumps(rows + others, indent=2))
         return
     for row in rows:
         objectives = ", ".join(f"{k} ({v})" for k, v in row["objectives"].items())
@@ -134,19 +138,69 @@ def problems_command(ctx, as_json):
             f"{row['cells']} cells{stages}  {row['path']}"
         )
         echo(f"{'':16} {state}" + (f"; {'; '.join(extras)}" if extras else ""))
+    for row in others:
+        echo(f"{row['name']:16} {row['kind']:8} {row['about']}  {row['path']}")
+        state = "runs here" if not row["runs_here"] else f"cannot run here: {row['runs_here']}"
+        echo(f"{'':16} {state}; evoforge run {row['name']}{row['flags']}")
 
 
-def _runs_here(problem, evaluators) -> str:
+def _suite_rows(problem_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per suite: its tasks, and why it cannot run here (its first task that cannot;
+    a folder of KernelBench task files runs on the evaluator ``--target`` names)."""
+    from evoforge.problems import suites
+
+    by_name = {row["name"]: row for row in problem_rows}
+    rows = []
+    for name, members in sorted(suites().items()):
+        if isinstance(members, tuple):
+            why = next(
+                (f"{m}: {by_name[m]['runs_here']}" for m in members if by_name[m]["runs_here"]),
+                "",
+            )
+            about, path, flags = f"{len(members)} problems: {', '.join(members)}", "", ""
+        else:
+            tasks = sorted(p.stem for p in members.glob("*.py"))
+            about = f"{len(tasks)} KernelBench task files"
+            path, flags, why = str(members), " --target triton", _unavailable("triton")
+        rows.append(
+            {"name": name, "kind": "suite", "about": about, "path": path, "flags": flags}
+            | {"runs_here": why}
+        )
+    return rows
+
+
+def _example_rows() -> list[dict[str, Any]]:
+    """One row per built-in folder in another format (``repo_example``): run through its
+    adapter, checked when it runs."""
+    from evoforge.problems import examples
+
+    rows = []
+    for name, folder in examples().items():
+        repository = (folder / "evoforge.toml").is_file()
+        about = "a repository (evoforge.toml)" if repository else "a folder an adapter runs"
+        rows.append(
+            {"name": name, "kind": "example", "about": about, "path": str(folder)}
+            | {"flags": "", "runs_here": _unavailable("repo") if repository else ""}
+        )
+    return rows
+
+
+def _unavailable(evaluator: str) -> str:
+    """Why the evaluator ``evaluator`` cannot run here ("" when it can)."""
+    from evoforge import evaluators
+
+    try:
+        availability = evaluators.evaluator_class(evaluator).availability()
+    except Exception as exc:
+        return f"evaluator {evaluator!r}: {exc}"
+    return "" if availability.available else f"evaluator {evaluator}: {availability.reason}"
+
+
+def _runs_here(problem) -> str:
     """Why ``problem`` cannot run on this host ("" when it can)."""
     from evoforge.problems import problem_unready
 
-    try:
-        availability = evaluators.evaluator_class(problem.evaluator).availability()
-    except Exception as exc:
-        return f"evaluator {problem.evaluator!r}: {exc}"
-    if not availability.available:
-        return f"evaluator {problem.evaluator}: {availability.reason}"
-    return problem_unready(problem)
+    return _unavailable(problem.evaluator) or problem_unready(problem)
 
 
 @problems_command.command("setup")
