@@ -68,13 +68,12 @@ class Recorder:
 
         An ok program gets the built-in descriptors the run uses and its evaluator did not
         give (all of them for a problem that declares none; ``size``/``distance`` where an
-        OpenEvolve folder's dimensions map to them), measured against its island as it is now
-        (before the program is offered to it).
+        OpenEvolve folder's dimensions map to them), measured against the seed.
         """
         key = None
         if source is not None:
             key = (fp or fingerprint(source, self.problem.language)).key
-            self.search.describe(result, source, island)
+            self.search.describe(result, source)
         return Program.from_result(
             result,
             self.problem,
