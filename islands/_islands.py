@@ -33,13 +33,14 @@ class IslandConfig(Settings):
             into its grid since its last migration.
         migration_evaluations: an island also sends migrants after this many evaluations on
             it since its last migration, accepted or not (0: only ``migration_interval``
-            counts). Acceptances alone tie migration to progress, and an island that improves
-            rarely never shares: on an OpenEvolve folder with the built-in descriptors, 5
-            islands accepted 12-18 programs each in 600 evaluations, under the interval of
-            25, so no migration ever happened. 40 evaluations (OpenEvolve migrates every 50
-            generations of an island) gives the first migration by evaluation ~200 of a
-            5-island run and about three per island in 600; whichever count is reached first
-            triggers it, and a migration resets both.
+            counts); whichever count is reached first triggers it, and a migration resets
+            both. Acceptances alone tie migration to progress, and islands that improve
+            rarely hardly share: on ``bench/openevolve_example`` (4 islands, 600
+            evaluations, 2 seeds) the first migration came at attempt ~410 and there were 3
+            in the run. 40 evaluations (OpenEvolve migrates every 50 generations of an
+            island) gave the first at attempt ~190 and 12 in the run (measured together
+            with the built-in descriptors' new bins: duplicates 11 % of attempts, was
+            15.6 %; the best after 600 evaluations unchanged within its spread).
         migration_rate: share of the sending island's elites that migrate (best first; at
             least one).
         stagnation: an island whose best score has not improved for this many evaluations is
