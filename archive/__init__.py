@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from evoforge.archive._stats import ArchiveStats
     from evoforge.archive._status import AddStatus
     from evoforge.archive._timeline import Bucket, Improvement, Timeline
-    from evoforge.archive._usage import CallUsage, call_usage
+    from evoforge.archive._usage import CallCost, CallUsage, call_cost, call_usage
 
 # name -> the module that defines it
 _EXPORTS = {
@@ -104,7 +104,9 @@ _EXPORTS = {
     "Bucket": "evoforge.archive._timeline",
     "Improvement": "evoforge.archive._timeline",
     "Timeline": "evoforge.archive._timeline",
+    "CallCost": "evoforge.archive._usage",
     "CallUsage": "evoforge.archive._usage",
+    "call_cost": "evoforge.archive._usage",
     "call_usage": "evoforge.archive._usage",
 }
 
@@ -136,6 +138,7 @@ __all__ = [
     "RunStatus",
     # mining a run
     "Bucket",
+    "CallCost",
     "CallUsage",
     "FailureGroup",
     "Improvement",
@@ -144,6 +147,7 @@ __all__ = [
     # repository programs as patches
     "bundle_files",
     "file_patch",
+    "call_cost",
     "call_usage",
     "non_dominated",
     "failure_message",

@@ -18,6 +18,7 @@ from evoforge.archive._status import AddStatus
 
 _ISLAND_FIELDS = (
     "accepted_since_migration", "evals_since_improvement", "best_score", "resets", "migrations",
+    "evals_since_migration",
 )  # fmt: skip
 _ISLAND_SELECT = (
     f"SELECT {', '.join(_ISLAND_FIELDS)} FROM island_state WHERE run_id = ? AND island = ?"

@@ -412,6 +412,45 @@ def m008_repository_files(db: Database) -> None:
     )
 
 
+@migrations()
+def m009_spread_and_cost(db: Database) -> None:
+    """Migration by evaluations, every duplicate counted, and model calls counted per status.
+
+    ``island_state.evals_since_migration``: evaluations on the island since it last sent
+    migrants (``IslandConfig.migration_evaluations``); 0 for islands of older runs, which so
+    count from their next evaluation. ``runs.duplicates`` counted only exact copies, not the
+    equivalents the novelty filter rejected (both stored as ``duplicate`` rows): it is raised
+    here to the run's ``duplicate`` rows, which the writer now counts as it stores them.
+    ``run_call_counts``: the run's ``llm_calls`` rows (attempts, retries included) per status,
+    kept by a trigger as calls are recorded (calls are append-only), so ``evoforge status``
+    reads calls per evaluation from a few rows at any run size; existing runs are backfilled.
+    """
+    db["island_state"].add_column("evals_since_migration", int, not_null_default=0)
+    db.execute(
+        "UPDATE runs SET duplicates = (SELECT n FROM run_status_counts AS c "
+        "WHERE c.run_id = runs.id AND c.status = 'duplicate') WHERE duplicates < "
+        "(SELECT n FROM run_status_counts AS c WHERE c.run_id = runs.id AND "
+        "c.status = 'duplicate')"
+    )
+    db["run_call_counts"].create(
+        {"run_id": str, "status": str, "n": int},
+        pk=("run_id", "status"),
+        foreign_keys=_RUN_FK,
+        not_null=["run_id", "status", "n"],
+        strict=True,
+    )
+    # The primary key serves call_cost(): WHERE run_id = ?.
+    db.execute(
+        "INSERT INTO run_call_counts (run_id, status, n) "
+        "SELECT run_id, status, count(*) FROM llm_calls GROUP BY run_id, status"
+    )
+    db.execute(
+        "CREATE TRIGGER llm_calls_count AFTER INSERT ON llm_calls BEGIN "
+        "INSERT INTO run_call_counts (run_id, status, n) VALUES (NEW.run_id, NEW.status, 1) "
+        "ON CONFLICT (run_id, status) DO UPDATE SET n = n + 1; END"
+    )
+
+
 # Names of every migration this version knows, in order; an archive that has applied others
 # was written by a newer evoforge.
 NAMES: tuple[str, ...] = tuple(

@@ -33,7 +33,10 @@ class RunInfo:
         next_seq: the next attempt number to hand out.
         evaluations: attempts that consumed an evaluation (``Status.evaluated``).
         attempts: all stored attempts.
-        duplicates: proposed children already in the archive (not stored again).
+        duplicates: attempts stored as ``duplicate``, not evaluated: exact copies of a
+            program of the run and the equivalents the novelty filter rejected (runs
+            recorded before archive migration m009 counted the copies alone; m009 raised
+            them to their ``duplicate`` rows).
         elapsed_s: active wall time over all sessions of the run.
         best_score: best score so far; None before the first ok program.
         best_program_id: id of the program with ``best_score``.
@@ -89,6 +92,7 @@ class IslandState:
         best_score: its best score so far; None before the first ok program.
         resets: times it was reset.
         migrations: times it sent migrants.
+        evals_since_migration: evaluations on it since it last sent migrants (or was reset).
     """
 
     accepted_since_migration: int = 0
@@ -96,6 +100,7 @@ class IslandState:
     best_score: float | None = None
     resets: int = 0
     migrations: int = 0
+    evals_since_migration: int = 0
 
 
 @dataclass(frozen=True)

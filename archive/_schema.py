@@ -21,6 +21,7 @@ MIGRATION_NAMES: tuple[str, ...] = (
     "m006_memory_states",
     "m007_search_quality",
     "m008_repository_files",
+    "m009_spread_and_cost",
 )
 """Every migration of :mod:`evoforge.archive._migrations`, in order. A new migration's name
 goes here too (``tests/archive/test_migrations.py`` checks that the two lists agree)."""
@@ -62,6 +63,14 @@ READER_VIEWS: dict[str, tuple[str, ...]] = {
         "NULL AS rf_blob WHERE 0",
         "CREATE TEMP VIEW program_files AS SELECT NULL AS pf_run, NULL AS pf_program, "
         "NULL AS pf_path, NULL AS pf_blob WHERE 0",
+    ),
+    # calls counted from the calls themselves; islands read as never having evaluated since
+    # a migration (a reader does not migrate)
+    "m009_spread_and_cost": (
+        "CREATE TEMP VIEW run_call_counts AS SELECT run_id, status, count(*) AS n "
+        "FROM main.llm_calls GROUP BY run_id, status",
+        "CREATE TEMP VIEW island_state AS SELECT *, 0 AS evals_since_migration "
+        "FROM main.island_state",
     ),
 }
 # Columns of ``programs`` that a migration added, as a reader of an archive without it sees

@@ -68,13 +68,12 @@ class Recorder:
 
         An ok program gets the built-in descriptors the run uses and its evaluator did not
         give (all of them for a problem that declares none; ``size``/``distance`` where an
-        OpenEvolve folder's dimensions map to them), measured against its island as it is now
-        (before the program is offered to it).
+        OpenEvolve folder's dimensions map to them), measured against the seed.
         """
         key = None
         if source is not None:
             key = (fp or fingerprint(source, self.problem.language)).key
-            self.search.describe(result, source, island)
+            self.search.describe(result, source)
         return Program.from_result(
             result,
             self.problem,
@@ -124,6 +123,8 @@ class Recorder:
         count = (result.evaluations if result is not None else 1) if evaluated else 0
         with self.archive.transaction():
             self.archive.add_program(program)
+            if program.status == Status.DUPLICATE:  # an exact copy or a rejected equivalent
+                self.archive.bump_run(self.run.id, duplicates=1)
             if "requeued" in program.artifacts:  # the Ray executor lost a worker on the way
                 self.archive.record_event(
                     self.run.id,
@@ -142,6 +143,7 @@ class Recorder:
             tokens=call_tokens(completion),
         )
         self.timings.overhead_s.append(overhead + time.perf_counter() - tick)
+        self.snapshot.duplicates += program.status == Status.DUPLICATE
         self._notify(program, outcome)
 
     def _commit_duplicate(
@@ -172,10 +174,7 @@ class Recorder:
             evaluations=0,
         )
         program = self._program(source=None, result=result, edit_kind=kind, **common)
-        with self.archive.transaction():
-            self.archive.bump_run(self.run.id, duplicates=1)
-            self._commit(program, completion, spec, common["parent"].score, tick, overhead)
-        self.snapshot.duplicates += 1
+        self._commit(program, completion, spec, common["parent"].score, tick, overhead)
 
     def _model_failed(self, seq: int, spec: ModelSpec, exc: models.ModelError) -> None:
         """Every attempt of the call goes to the archive; the pool hears of the failure, and

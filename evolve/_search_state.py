@@ -68,9 +68,7 @@ class SearchState:
         if self._builtin_names:
             # the built-in ones, or ones the problem declares by their names (an OpenEvolve
             # folder's complexity and diversity): computed here when evaluate() left them out
-            self.builtin = BuiltinDescriptors(
-                archive, run.id, problem.seed_source, problem.language
-            )
+            self.builtin = BuiltinDescriptors(problem.seed_source, problem.language)
         self.problem = problem
         self.novelty = (
             NoveltyFilter(
@@ -128,14 +126,13 @@ class SearchState:
 
     # --- before the commit --------------------------------------------------------------
 
-    def describe(self, result: EvalResult, source: str, island: int) -> None:
-        """Add the built-in descriptors to an ok result, measured against ``island`` as it is
-        now (before the program is offered to it)."""
+    def describe(self, result: EvalResult, source: str) -> None:
+        """Add the built-in descriptors to an ok result (those its evaluator left out)."""
         if self.builtin is None or result.status != Status.OK:
             return
         missing = self._builtin_names - set(result.descriptors)
         if missing:
-            values = self.builtin.values(source, island)
+            values = self.builtin.values(source)
             result.descriptors.update({name: values[name] for name in missing})
 
     # --- after the commit ---------------------------------------------------------------

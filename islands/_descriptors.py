@@ -2,29 +2,42 @@
 
 Without descriptors every program falls in one cell, so each island keeps only its best and
 always returns it as parent: greedy hill climbing, which stalls on the first local optimum.
-Two descriptors computed from the program text alone give every problem a grid instead:
+Two descriptors computed from the program text alone give every problem a grid instead, on
+fixed, declared ranges whose bins are fine where small edits land and coarse far away:
 
 ``size``
-    ``log2`` of the evolving code's token count over the seed's (:func:`code_tokens` of the
-    EVOLVE-BLOCK text). 0 is the seed's size, +1 twice as long, -1 half as long. Range
-    (-1.5, 1.5) in 10 bins (each ~23 % longer than the one before); programs more than 2.8
-    times longer or shorter than the seed share the end bins. The grid so keeps a short
-    and a long solution of similar score apart, where greedy search would let code grow.
+    How much longer or shorter the evolving code is than the seed's, in tokens
+    (:func:`code_tokens` of the EVOLVE-BLOCK text): ``asinh(change / 0.02)`` of the relative
+    change ``(tokens - seed_tokens) / seed_tokens``, linear within a few percent of the seed
+    and logarithmic beyond. Range (-4.4, 4.4) in 11 bins, so the seed's bin is centred on
+    it; bin edges fall at 0.8 %, 3 %, 7 %, 16 %, 37 % and 81 % longer (or shorter).
+    Programs more than 81 % longer or shorter share the end bins.
 
 ``distance``
-    How far the program is from what its island already holds: the square root of the mean
-    Jaccard distance (1 - similarity of token 5-gram sets, :func:`shingles`) to up to 16
-    elites of its island (the best ones; itself excluded; 0 when the island has none).
-    Range (0, 1) in 10 bins. The square root spreads the small distances of one-token
-    edits (a distance of 0.04 lands in bin 2, not 0), so a modest but different idea gets
-    a cell of its own instead of competing with its parent's.
+    How far the program has drifted from the seed: the square root of the Jaccard distance
+    (1 - similarity of token 5-gram sets, :func:`shingles`) to the seed's evolving code.
+    Range (0, 1) in 10 bins: bin ``k`` holds distances from ``(k/10)**2`` to
+    ``((k+1)/10)**2``, so one changed token of a 120-token block (0.08) is bin 2, two (0.16)
+    bin 4, a rewrite of half of it (0.5) bin 7.
+
+Why these. Measured on ``bench/openevolve_example`` (a 119-token block, the clean model
+server, 4 islands, 600 evaluations, 2 seeds, 533 and 536 ok children): 48 % and 60 % of
+children have exactly the seed's token count (constants and operators change, not lengths);
+the others differ by 4 % at the median, 11 % at the 90th percentile and 39 % at most. One
+edit is a Jaccard distance of 0.08 (the median distance of a child to its parent); to the
+seed, children were 0.16 at the 10th percentile, 0.32 at the median, 0.44 at the 90th and
+0.74 at most: distance bins 2 to 8, size bins 1 to 8. The earlier ranges (``size`` as
+``log2`` of the token ratio on (-1.5, 1.5): bins 23 % wide, so +-4 % stayed in the seed's
+bin or the one below; ``distance`` to up to 16 elites of the island, which moves little as
+an island fills with relatives) kept 38 +- 1 cells occupied after 600 evaluations over 4
+islands; these keep 66 +- 4 (cells that ok programs reached by attempt 300: 22-25 before,
+38-41 now). Distance to the seed also fixes a program's cell: it no longer depends on the
+island or on when the program was recorded, so the same program lands in the same cell
+everywhere, across migrations and resumes.
 
 Both ranges are fixed and declared, never stretched to the values seen so far, so a cell
 means the same thing for the whole run and across runs and resumes; values outside a range
-go to its end bins (:meth:`~evoforge.problems.Descriptor.bin`). ``distance`` is measured
-against the island as it is when the program is recorded, so the same program may land in
-another cell of another island or later; what is stored (the program's ``descriptors``) is
-what decided its cell.
+go to its end bins (:meth:`~evoforge.problems.Descriptor.bin`).
 
 To use your own, declare descriptors in the problem (``descriptors = {"name": (low, high,
 bins)}``) and return them from ``evaluate``: the built-in ones then do not apply. A declared
@@ -41,26 +54,18 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING
 
-from evoforge.archive import program_id
-from evoforge.islands._similarity import (
-    ShingleCache,
-    code_tokens,
-    evolving_code,
-    fingerprint,
-    jaccard,
-)
+from evoforge.islands._similarity import fingerprint, jaccard
 from evoforge.problems import Descriptor
 
 if TYPE_CHECKING:
-    from evoforge.archive import Archive
     from evoforge.problems import Problem
 
-SIZE = Descriptor("size", -1.5, 1.5, 10)
+SIZE_SCALE = 0.02
+"""Relative token change at which ``size`` turns from linear to logarithmic (2 %)."""
+SIZE = Descriptor("size", -4.4, 4.4, 11)
 DISTANCE = Descriptor("distance", 0.0, 1.0, 10)
 BUILTIN_DESCRIPTORS: tuple[Descriptor, ...] = (SIZE, DISTANCE)
 """``size`` and ``distance`` (see :mod:`evoforge.islands._descriptors`), on fixed ranges."""
-REFERENCE_ELITES = 16
-"""Elites of the island a program's ``distance`` is measured against (the best ones)."""
 
 
 def with_builtin_descriptors(problem: Problem) -> Problem:
@@ -74,46 +79,37 @@ def with_builtin_descriptors(problem: Problem) -> Problem:
     return dataclasses.replace(problem, descriptors=BUILTIN_DESCRIPTORS)
 
 
-class BuiltinDescriptors:
-    """Computes the built-in descriptor values of programs of one run.
+def size_value(tokens: int, seed_tokens: int) -> float:
+    """The ``size`` descriptor of a program of ``tokens`` tokens (0.0 for the seed's count)."""
+    change = (tokens - seed_tokens) / max(seed_tokens, 1)
+    return math.asinh(change / SIZE_SCALE)
 
-    Deterministic given the archive's state: the same source and island grid give the same
-    values. Shingles of elites are cached by program id, so a call costs the new program's
-    tokens plus up to :data:`REFERENCE_ELITES` set comparisons.
+
+class BuiltinDescriptors:
+    """Computes the built-in descriptor values of the programs of one run.
+
+    A pure function of the program's and the seed's text: the same source gets the same
+    values on every island, at any time. A call costs the program's tokens (cached by
+    :func:`fingerprint`) and one set comparison.
 
     Example::
 
         problem = with_builtin_descriptors(problem)
-        builtin = BuiltinDescriptors(archive, run.id, problem.seed_source, problem.language)
-        result.descriptors.update(builtin.values(source, island))
+        builtin = BuiltinDescriptors(problem.seed_source, problem.language)
+        result.descriptors.update(builtin.values(source))
         program = Program.from_result(result, problem, ...)
     """
 
-    def __init__(
-        self, archive: Archive, run_id: str, seed_source: str, language: str = "python"
-    ) -> None:
-        self.archive, self.run_id, self.language = archive, run_id, language
-        self._seed_size = max(len(code_tokens(evolving_code(seed_source), language)), 1)
-        self._shingles = ShingleCache(language)
+    def __init__(self, seed_source: str, language: str = "python") -> None:
+        self.language = language
+        seed = fingerprint(seed_source, language)
+        self._seed_size, self._seed_shingles = seed.size, seed.shingles
 
-    def values(self, source: str, island: int) -> dict[str, float]:
-        """``{"size": ..., "distance": ...}`` for ``source`` recorded on ``island``."""
+    def values(self, source: str) -> dict[str, float]:
+        """``{"size": ..., "distance": ...}`` of ``source``."""
         own = fingerprint(source, self.language)
-        size = math.log2(max(own.size, 1) / self._seed_size)
-        return {SIZE.name: size, DISTANCE.name: self._distance(source, own.shingles, island)}
-
-    def _distance(self, source: str, own: frozenset[int], island: int) -> float:
-        me = program_id(source)
-        elites = sorted(
-            (e for e in self.archive.elites(self.run_id, island) if e.program_id != me),
-            key=lambda e: (-e.score, e.seq),
-        )[:REFERENCE_ELITES]
-        if not elites:
-            return 0.0
-        total = math.fsum(1.0 - jaccard(own, self._elite(e.program_id)) for e in elites)
-        return math.sqrt(total / len(elites))
-
-    def _elite(self, program_id: str) -> frozenset[int]:
-        return self._shingles.get(
-            program_id, lambda: self.archive.get_program(self.run_id, program_id).source
-        )
+        distance = 1.0 - jaccard(own.shingles, self._seed_shingles)
+        return {
+            SIZE.name: size_value(own.size, self._seed_size),
+            DISTANCE.name: math.sqrt(max(distance, 0.0)),
+        }

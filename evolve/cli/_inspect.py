@@ -22,12 +22,15 @@ from evoforge.evolve.mining import fmt as _fmt
 @db_option
 @json_option
 def status(run_id, db, as_json):
-    """Show RUN_ID (default: every run, newest first): budget, best, statuses, grid coverage.
+    """Show RUN_ID (default: every run, newest first): budget, best, statuses, grid coverage,
+    model calls per evaluation and the calls wasted by reason.
 
     \b
     Example:
         evoforge status --json
     """
+    from evoforge.evolve.mining import cost_text
+
     with open_archive(db) as archive:
         runs = [archive.find_run(run_id)] if run_id else archive.runs()
         rows = [_status_row(archive, run) for run in runs]
@@ -49,6 +52,7 @@ def status(run_id, db, as_json):
             f"{_fmt(row['qd_score'])}"
         )
         echo("  statuses " + ", ".join(f"{k} {v}" for k, v in row["statuses"].items()))
+        echo("  " + cost_text(row["cost"]))
         for m in row["models"]:
             cost = "unknown price" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
             if m["unpriced"] and m["cost_usd"] is not None:
@@ -63,7 +67,7 @@ def status(run_id, db, as_json):
 
 
 def _status_row(archive, run) -> dict:
-    from evoforge.archive import model_usage
+    from evoforge.archive import call_cost, model_usage
     from evoforge.evolve.mining import run_view
 
     view = run_view(archive, run)  # the spec may have moved: the run's own record says
@@ -94,6 +98,7 @@ def _status_row(archive, run) -> dict:
         "tokens_out": run.tokens_out,
         "cost_usd": run.cost_usd,
         "models": [asdict(u) for u in model_usage(archive, run.id)],
+        "cost": call_cost(archive, run.id).to_dict(),
     }
 
 

@@ -40,14 +40,15 @@ def _money(cost: float | None, unpriced: int = 0) -> str:
 @json_option
 def stats(run_id, db, as_json):
     """Statistics of RUN_ID (default: the latest run): statuses, grid coverage and QD score,
-    the best over evaluations (overall and per island), rate, tokens and cost per model.
+    the best over evaluations (overall and per island), rate, tokens and cost per model,
+    model calls per evaluation and the calls wasted by reason.
 
     \b
     Example:
         evoforge stats
         evoforge stats circle_packing-20261122 --json
     """
-    from evoforge.evolve.mining import run_stats
+    from evoforge.evolve.mining import cost_text, run_stats
 
     with open_archive(db) as archive:
         data = run_stats(archive, run_or_latest(archive, run_id))
@@ -108,6 +109,7 @@ def stats(run_id, db, as_json):
         f"  tokens in/out {data['tokens_in']}/{data['tokens_out']}  cost "
         f"{_money(data['cost_usd'], data['unpriced_calls'])}"
     )
+    echo("  " + cost_text(data["cost"]))
     for m in data["models"]:
         latency = "—" if m["mean_latency_s"] is None else f"{m['mean_latency_s']:.2f} s"
         echo(

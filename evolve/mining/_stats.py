@@ -7,10 +7,11 @@ from the same functions. Objective values are in the objective's own direction (
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from evoforge.archive import call_usage
+from evoforge.archive import call_cost, call_usage
 from evoforge.evolve.mining._view import RunView, run_view
 
 if TYPE_CHECKING:
@@ -74,6 +75,9 @@ def run_stats(
     the search's filters did (``search``: the rule that located each applied diff, how many
     needed more than an exact match, candidates the novelty filter rejected unevaluated).
 
+    ``cost``: calls per evaluation and the calls wasted by reason
+    (:func:`~evoforge.archive.call_cost`; :func:`cost_text` writes it as one line).
+
     ``novelty_rejected`` counts the candidates not evaluated as duplicates (status
     ``duplicate``: exact copies and what the novelty filter rejected); ``status_labels`` says
     what such statuses mean (:data:`STATUS_LABELS`).
@@ -129,7 +133,22 @@ def run_stats(
         "evaluations_per_minute": run.evaluations / minutes if minutes > 0 else None,
         "unpriced_calls": sum(u.unpriced for u in usage),
         "models": [asdict(u) for u in usage],
+        "cost": call_cost(archive, run.id).to_dict(),
     }
+
+
+def cost_text(cost: Mapping[str, Any]) -> str:
+    """What a run's calls bought, in one line (``evoforge status`` and ``stats`` print it),
+    from :meth:`CallCost.to_dict <evoforge.archive.CallCost.to_dict>`.
+
+    Example: ``calls 812 (1.35 per evaluation), wasted 212: duplicate 150, edit error 40,
+    syntax error 12, model error 10``.
+    """
+    per = cost["calls_per_evaluation"]
+    text = f"calls {cost['calls']} ({'—' if per is None else f'{per:.2f}'} per evaluation)"
+    reasons = [f"{k.replace('_', ' ')} {v}" for k, v in cost["wasted"].items() if v]
+    text += f", wasted {cost['wasted_calls']}"
+    return text + (": " + ", ".join(reasons) if reasons else "")
 
 
 def checkpoints(longest: int) -> list[int]:

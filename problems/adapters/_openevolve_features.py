@@ -18,12 +18,13 @@ OpenEvolve rescales ``score`` and metric-named dimensions to the smallest and la
 seen so far (min-max, at the time a program is added); its built-in ``complexity`` and
 ``diversity`` have bins of their own. So:
 
-- ``complexity`` is the engine's built-in ``size`` descriptor (``log2`` of the program's
-  tokens over the seed's, range -1.5 to 1.5: :mod:`evoforge.islands`): length, on a range
-  fixed by the seed rather than by the programs seen;
-- ``diversity`` is the built-in ``distance`` (Jaccard distance of token 5-grams to the
-  island's best programs, range 0 to 1) — OpenEvolve's diversity is also a distance to a
-  reference set of programs, with its own text measure;
+- ``complexity`` is the engine's built-in ``size`` descriptor (``asinh`` of the relative
+  change of the program's tokens over the seed's, in units of 2 %, range -4.4 to 4.4:
+  :mod:`evoforge.islands`): length, on a range fixed by the seed rather than by the
+  programs seen;
+- ``diversity`` is the built-in ``distance`` (square root of the Jaccard distance of token
+  5-grams to the seed, range 0 to 1) — OpenEvolve's diversity is a distance to a reference
+  set of programs, with its own text measure;
 - ``score`` is the descriptor ``fitness`` (OpenEvolve's score) and a metric the descriptor of
   that name, each declared on [0, 1] and given the value min-max scaled as OpenEvolve does,
   by the ``openevolve`` evaluator (:class:`~evoforge.evaluators.openevolve._evaluator.
@@ -50,7 +51,7 @@ DEFAULT_DIMENSIONS = ("complexity", "diversity")  # OpenEvolve's default feature
 DEFAULT_BINS = 10  # OpenEvolve's default feature_bins
 DEFAULT_ARCHIVE_SIZE = 100  # OpenEvolve's default database.archive_size
 BUILTIN = {
-    "complexity": ("size", -1.5, 1.5),
+    "complexity": ("size", -4.4, 4.4),  # evoforge.islands.BUILTIN_DESCRIPTORS' ranges
     "diversity": ("distance", 0.0, 1.0),
 }
 """OpenEvolve's built-in dimension -> (evoforge's built-in descriptor, its range)."""

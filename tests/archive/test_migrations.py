@@ -37,7 +37,7 @@ EXPECTED_COLUMNS = {
     "island_state": {
         "run_id": "TEXT", "island": "INTEGER", "accepted_since_migration": "INTEGER",
         "evals_since_improvement": "INTEGER", "best_score": "REAL", "resets": "INTEGER",
-        "migrations": "INTEGER",
+        "migrations": "INTEGER", "evals_since_migration": "INTEGER",
     },
     "events": {
         "id": "INTEGER", "run_id": "TEXT", "seq": "INTEGER", "kind": "TEXT",
@@ -55,6 +55,7 @@ EXPECTED_COLUMNS = {
         "started_at": "REAL",
     },
     "run_status_counts": {"run_id": "TEXT", "status": "TEXT", "n": "INTEGER"},
+    "run_call_counts": {"run_id": "TEXT", "status": "TEXT", "n": "INTEGER"},
     "run_best_points": {"run_id": "TEXT", "seq": "INTEGER", "score": "REAL"},
     "run_pareto": {"run_id": "TEXT", "program_id": "TEXT"},
     "memory_states": {
@@ -79,6 +80,7 @@ EXPECTED_PKS = {
     "llm_calls": ["id"],
     "evaluations": ["run_id", "program_id"],
     "run_status_counts": ["run_id", "status"],
+    "run_call_counts": ["run_id", "status"],
     "run_best_points": ["run_id", "seq"],
     "run_pareto": ["run_id", "program_id"],
     "memory_states": ["run_id", "refresh_every"],
@@ -114,6 +116,7 @@ def test_blank_file_gets_every_table(archive: Archive) -> None:
         "m006_memory_states",
         "m007_search_quality",
         "m008_repository_files",
+        "m009_spread_and_cost",
     ]
     assert migrations.pending(archive.db) == []
 
@@ -248,6 +251,52 @@ def test_archive_of_the_second_schema_gets_its_derived_data(tmp_path: Path, prob
         assert len(front) == 3  # (1, 1) is beaten by (2, 0.5)
         archive.add_program(build_program(run_id, 5, score=9.0))
         assert archive.best_over_time(run_id)[-1] == (5, 9.0)
+
+
+def test_archive_before_m009_counts_every_duplicate_and_its_calls(tmp_path: Path, problem) -> None:
+    """A run recorded before m009 counted only exact copies in ``runs.duplicates`` and kept
+    no call counts: both are brought up to its rows; its islands start counting evaluations
+    since migration at 0; calls recorded afterwards are counted by the trigger."""
+    from evoforge.archive import call_cost
+
+    path = tmp_path / "m008.db"
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m009_spread_and_cost")
+    db.close()
+    with Archive(path) as archive:  # opening applies m009: roll it back by hand below
+        run_id = new_run(archive, problem)
+        archive.add_program(build_program(run_id, 0, score=1.0))
+        for seq in (1, 2, 3):
+            archive.add_program(
+                build_program(run_id, seq, status=Status.DUPLICATE, score=None, cell=None)
+            )
+        archive.bump_run(run_id, duplicates=1, evaluations=1)  # the old writer: copies only
+        for seq, status in ((1, "ok"), (2, "ok"), (3, "retry"), (3, "ok")):
+            archive.record_llm_call(run_id, seq=seq, model="m", latency_s=0.1, status=status)
+        archive.set_island_state(run_id, 0, migrations=2)
+    db = sqlite_utils.Database(path)
+    for statement in (
+        "DROP TRIGGER llm_calls_count", "DROP TABLE run_call_counts",
+        "ALTER TABLE island_state DROP COLUMN evals_since_migration",
+        "DELETE FROM _sqlite_migrations WHERE name = 'm009_spread_and_cost'",
+    ):  # fmt: skip
+        db.execute(statement)
+    db.close()
+    with Archive(path, read_only=True) as reader:  # not migrated: views stand in
+        assert call_cost(reader, run_id).calls == 4
+        assert reader.island_state(run_id, 0).evals_since_migration == 0
+    with Archive(path) as archive:
+        assert migrations.pending(archive.db) == []
+        assert archive.run(run_id).duplicates == 3
+        state = archive.island_state(run_id, 0)
+        assert (state.migrations, state.evals_since_migration) == (2, 0)
+        cost = call_cost(archive, run_id)
+        assert (cost.calls, cost.evaluations) == (4, 1)
+        assert cost.wasted == {
+            "duplicate": 3, "edit_error": 0, "syntax_error": 0, "model_error": 1,
+        }  # fmt: skip
+        archive.record_llm_call(run_id, seq=4, model="m", latency_s=0.1, status="error")
+        assert call_cost(archive, run_id).wasted["model_error"] == 2
 
 
 def test_file_from_a_newer_evoforge_is_refused(tmp_path: Path) -> None:

@@ -43,6 +43,41 @@ def test_status_json(finished):
     assert rows[0]["statuses"]["ok"] >= 1
 
 
+def test_status_and_stats_show_calls_per_evaluation_and_the_wasted_calls(finished):
+    """One figure, counted from the rows here, in ``status`` and ``stats`` (text and JSON)."""
+    import sqlite3
+
+    db, _ = finished
+    conn = sqlite3.connect(db)
+    ((calls, failed),) = conn.execute("SELECT count(*), sum(status != 'ok') FROM llm_calls")
+    wasted = dict(
+        conn.execute(
+            "SELECT status, count(*) FROM programs WHERE status IN "
+            "('duplicate', 'edit_error', 'syntax_error') GROUP BY status"
+        ).fetchall()
+    )
+    conn.close()
+    expected = {
+        "calls": calls,
+        "evaluations": 15,
+        "calls_per_evaluation": calls / 15,
+        "wasted_calls": sum(wasted.values()) + failed,
+        "wasted": {
+            "duplicate": wasted.get("duplicate", 0),
+            "edit_error": wasted.get("edit_error", 0),
+            "syntax_error": wasted.get("syntax_error", 0),
+            "model_error": failed,
+        },
+    }
+    status = json.loads(CliRunner().invoke(cli, ["status", "--db", str(db), "--json"]).output)
+    stats = json.loads(CliRunner().invoke(cli, ["stats", "--db", str(db), "--json"]).output)
+    assert status[0]["cost"] == stats["cost"] == expected
+    line = f"calls {calls} ({calls / 15:.2f} per evaluation), wasted {expected['wasted_calls']}"
+    for command in ("status", "stats"):
+        text = CliRunner().invoke(cli, [command, "--db", str(db)]).output
+        assert line in text, text
+
+
 def test_top_and_show(finished):
     db, _ = finished
     result = CliRunner().invoke(cli, ["top", "--db", str(db), "-n", "3", "--json"])

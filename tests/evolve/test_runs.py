@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evoforge.archive import Archive, program_id
+from evoforge.archive import Archive, call_cost, program_id
 from evoforge.evaluators import Status
 from evoforge.evolve import ConfigError, RunConfig, SeedError, resume_run, start_run
 from evoforge.islands import IslandConfig
@@ -142,6 +142,7 @@ def test_unusable_answers_are_stored_with_reasons_and_cost_no_evaluation(tiny, t
         rewrite("def main(:\n    return [1, 2]"),  # syntax error
         rewrite("def main():\n    return [0.9, 2.0]"),
         rewrite("def main():\n    return [0.9, 2.0]"),  # the same child again: a duplicate
+        rewrite("def main():\n    return [0.9,  2.0]  # again"),  # its syntax-tree twin
         rewrite("def main():\n    return [1.0, 2.0]"),
     ]
     info, report = run(
@@ -159,11 +160,22 @@ def test_unusable_answers_are_stored_with_reasons_and_cost_no_evaluation(tiny, t
     assert "not found" in programs[2].artifacts["error"].lower()
     assert "line 3, column 10" in programs[3].artifacts["error"]
     # the repeated child is stored as a duplicate attempt without a source
-    assert [p.status for p in programs[4:]] == [Status.OK, Status.DUPLICATE, Status.OK]
+    assert [p.status for p in programs[4:]] == [
+        Status.OK,
+        Status.DUPLICATE,
+        Status.DUPLICATE,
+        Status.OK,
+    ]
     assert programs[5].source is None
     assert programs[5].artifacts["duplicate_of"] == programs[4].id
+    assert programs[6].artifacts["duplicate_of"] == programs[4].id  # the equivalent
     assert stored.evaluations == 3 and report.status == "finished"
-    assert stored.duplicates == 1 and stored.attempts == 7
+    # every duplicate is counted, the syntax-tree twin too, not only the exact copy
+    assert stored.duplicates == 2 and stored.attempts == 8
+    with Archive(tmp_path / "b.db") as archive:
+        cost = call_cost(archive, info.id)
+    assert (cost.calls, cost.evaluations, cost.per_evaluation) == (7, 3, 7 / 3)
+    assert cost.wasted == {"duplicate": 2, "edit_error": 2, "syntax_error": 1, "model_error": 0}
 
 
 def test_an_empty_answer_is_stored_as_a_failed_attempt_with_its_reason(tiny, tmp_path, monkeypatch):

@@ -101,6 +101,39 @@ def test_migration_sends_best_elites_along_the_ring(archive, problem):
     assert [e.data["to"] for e in archive.events(islands.run_id, "migration")] == [0]
 
 
+def test_an_island_migrates_after_migration_evaluations_without_acceptances(archive, problem):
+    """Evaluations on an island trigger a migration even when nothing enters its grid."""
+    islands = seeded(archive, problem, migration_interval=1000, migration_evaluations=3)
+    for seq in (1, 2):
+        outcome = store(islands, program(islands, seq, 0.0, island=1, status=Status.TIMEOUT))
+        assert not outcome.events
+    assert archive.island_state(islands.run_id, 1).evals_since_migration == 2
+    outcome = store(islands, program(islands, 3, 0.0, island=1, status=Status.TIMEOUT))
+    assert [(kind, target) for kind, target, _ in outcome.events] == [("migration", 2)]
+    state = archive.island_state(islands.run_id, 1)
+    assert (state.evals_since_migration, state.migrations) == (0, 1)
+    assert archive.island_state(islands.run_id, 0).evals_since_migration == 0  # its own count
+
+
+def test_migration_by_evaluations_can_be_turned_off(archive, problem):
+    islands = seeded(archive, problem, migration_interval=1000, migration_evaluations=0)
+    for seq in range(1, 60):
+        assert not store(islands, program(islands, seq, 0.0, status=Status.TIMEOUT)).events
+
+
+def test_evaluations_since_migration_continue_after_a_reopen(tmp_path, problem):
+    path = tmp_path / "resume.db"
+    options = {"migration_interval": 1000, "migration_evaluations": 3}
+    with Archive(path) as archive:
+        islands = seeded(archive, problem, **options)
+        for seq in (1, 2):
+            store(islands, program(islands, seq, 0.0, status=Status.TIMEOUT))
+    with Archive(path) as archive:
+        resumed = Islands(archive, islands.run_id, islands.config, BUILTIN_STRATEGIES["uniform"])
+        outcome = store(resumed, program(resumed, 3, 0.0, status=Status.TIMEOUT))
+        assert [kind for kind, _, _ in outcome.events] == ["migration"]
+
+
 def test_stagnant_island_is_reset_from_the_best_other_island(archive, problem):
     islands = seeded(archive, problem, stagnation=3, migration_interval=1000)
     store(islands, program(islands, 1, 9.0, island=1, cell=3))  # island 1 leads
@@ -206,8 +239,20 @@ def test_uniform_strategy_is_uniform():
 
 @pytest.mark.parametrize(
     "options",
-    [{"count": 0}, {"migration_rate": 0.0}, {"migration_interval": 0}, {"stagnation": -1}],
-    ids=["no-islands", "zero-rate", "zero-interval", "negative-stagnation"],
+    [
+        {"count": 0},
+        {"migration_rate": 0.0},
+        {"migration_interval": 0},
+        {"migration_evaluations": -1},
+        {"stagnation": -1},
+    ],
+    ids=[
+        "no-islands",
+        "zero-rate",
+        "zero-interval",
+        "negative-evaluations",
+        "negative-stagnation",
+    ],
 )
 def test_bad_island_config_is_rejected(options):
     with pytest.raises(ValueError):

@@ -63,7 +63,7 @@ def test_without_feature_dimensions_openevolves_defaults_apply(tmp_path):
     (problem,) = adapted.problems
     # complexity and diversity, 10 bins each (max(10, 100 ** (1/2)))
     assert [(d.name, d.low, d.high, d.bins) for d in problem.descriptors] == [
-        ("size", -1.5, 1.5, 10),
+        ("size", -4.4, 4.4, 10),
         ("distance", 0.0, 1.0, 10),
     ]
     assert problem.options["feature_metrics"] == {}  # the engine computes both
@@ -91,7 +91,7 @@ def test_metric_named_and_builtin_dimensions_with_their_bins(tmp_path):
 
 def test_an_int_feature_bins_has_openevolves_minimum_from_archive_size():
     one = feature_dimensions(["complexity"], 5, None, "")
-    assert one.descriptors == {"size": (-1.5, 1.5, 100)}  # max(5, 100 ** 1)
+    assert one.descriptors == {"size": (-4.4, 4.4, 100)}  # max(5, 100 ** 1)
     three = feature_dimensions(["complexity", "diversity", "x"], 5, 64, "")
     assert {d[2] for d in three.descriptors.values()} == {5}  # max(5, ceil(64 ** (1/3)) = 4)
 

@@ -86,6 +86,19 @@ def test_run_then_grid_cell_then_program_then_lineage(page, server, runs):
     assert page.url.endswith(f"/runs/{cp}")
     evaluations = page.inner_text("#card-evaluations")
     assert evaluations == "60 / 60"
+    # what the calls bought: requests (retries included) per evaluation, and the wasted ones
+    ((calls,),) = runs.sql("SELECT count(*) FROM llm_calls WHERE run_id = ?", cp)
+    assert calls > 0  # fewer than evaluations: circle_packing tunes knobs (evaluations too)
+    assert page.inner_text("#card-calls-per-evaluation") == f"{calls / 60:.2f}"
+    ((wasted,),) = runs.sql(
+        "SELECT count(*) FROM programs WHERE run_id = ? AND status IN "
+        "('duplicate', 'edit_error', 'syntax_error')",
+        cp,
+    )
+    ((failed,),) = runs.sql(
+        "SELECT count(*) FROM llm_calls WHERE run_id = ? AND status != 'ok'", cp
+    )
+    assert page.inner_text("#card-wasted-calls") == str(wasted + failed)
     ((best,),) = runs.sql(
         "SELECT max(json_extract(objectives_json, '$.sum_radii')) FROM programs WHERE run_id = ?",
         cp,
