@@ -5,7 +5,8 @@
   keys redacted from every error and log record;
 - :class:`ModelSpec` says how to call one model, :class:`ModelPool` chooses among several
   (by weight, or UCB1 on improvement per unit cost) and declares an outage;
-- :func:`record_answer` and :func:`record_failure` write every attempt to the archive.
+- :func:`record_answer` and :func:`record_failure` write every attempt to the archive;
+- :func:`read_refusal` reads the window a server names when it refuses a prompt as too long.
 
 litellm is imported on first use (it costs seconds), never at import of this package.
 
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     )
     from evoforge.evolve.models._policy import POLICIES, Policy
     from evoforge.evolve.models._redact import RedactingFilter, install_log_redaction
+    from evoforge.evolve.models._refusal import ContextRefusal, read_refusal
     from evoforge.evolve.models._retry import (
         KINDS,
         RETRYABLE,
@@ -81,6 +83,8 @@ _EXPORTS = {
     "ModelStats": "evoforge.evolve.models._ensemble",
     "Policy": "evoforge.evolve.models._policy",
     "RedactingFilter": "evoforge.evolve.models._redact",
+    "ContextRefusal": "evoforge.evolve.models._refusal",
+    "read_refusal": "evoforge.evolve.models._refusal",
     "install_log_redaction": "evoforge.evolve.models._redact",
     "KINDS": "evoforge.evolve.models._retry",
     "RETRYABLE": "evoforge.evolve.models._retry",
@@ -113,6 +117,9 @@ __all__ = [
     "call_with_retries",
     "classify",
     "parse_retry_after",
+    # a refusal for the context window
+    "ContextRefusal",
+    "read_refusal",
     # the ensemble
     "POLICIES",
     "ModelOutage",

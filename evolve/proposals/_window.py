@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 
 from evoforge.evolve.models import Attempt, ModelError, load_litellm
 from evoforge.evolve.prompts import PromptLimit
+from evoforge.evolve.proposals import _calibration as calibration
 
 if TYPE_CHECKING:
     from evoforge.evolve.models import ModelSpec
@@ -123,7 +124,17 @@ async def context_window(spec: ModelSpec, prompts: PromptConfig) -> ContextWindo
     """The window of ``spec``'s model: its own ``max_context``, else ``prompts.max_context``,
     else litellm's model info (looked up off the event loop, once per model and endpoint: for
     Ollama it asks the server, and the window is at most :data:`OLLAMA_WINDOW`). None:
-    unknown, only ``max_chars`` limits the prompt."""
+    unknown, only ``max_chars`` limits the prompt. A window the server named in a refusal
+    (:mod:`~evoforge.evolve.proposals._calibration`) wins over a larger one."""
+    window = await _configured_window(spec, prompts)
+    refused = calibration.learned(spec)
+    if refused.window is not None and (window is None or refused.window < window.tokens):
+        source = f"the server's refusal: {refused.window_source}"
+        return ContextWindow(spec.model, refused.window, source)
+    return window
+
+
+async def _configured_window(spec: ModelSpec, prompts: PromptConfig) -> ContextWindow | None:
     if spec.max_context is not None:
         return ContextWindow(spec.model, spec.max_context, "its max_context")
     if prompts.max_context is not None:
