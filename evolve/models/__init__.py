@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from evoforge.evolve.models._failures import (
         ModelFailure,
         failed_calls_summary,
+        failure_hint,
         model_failures,
     )
     from evoforge.evolve.models._policy import POLICIES, Policy
@@ -75,6 +76,7 @@ _EXPORTS = {
     "ModelFailure": "evoforge.evolve.models._failures",
     "model_failures": "evoforge.evolve.models._failures",
     "failed_calls_summary": "evoforge.evolve.models._failures",
+    "failure_hint": "evoforge.evolve.models._failures",
     "POLICIES": "evoforge.evolve.models._policy",
     "ModelOutage": "evoforge.evolve.models._ensemble",
     "ModelPool": "evoforge.evolve.models._ensemble",
@@ -135,6 +137,7 @@ __all__ = [
     "ModelFailure",
     "model_failures",
     "failed_calls_summary",
+    "failure_hint",
     # keys
     "REDACTED",
     "RedactingFilter",
