@@ -268,7 +268,10 @@ def main() -> int:
         level=getattr(logging, level, logging.WARNING),
         format="evoforge: %(levelname)s: %(message)s",
     )
+    from evoforge.evolve._warnings import quiet_candidate_warnings
     from evoforge.evolve.models import load_litellm
+
+    quiet_candidate_warnings()  # kept in the program's artifacts by the sandbox instead
 
     load_litellm()  # the slow part of starting (seconds): before the set-up frame is read
     return asyncio.run(_serve(out_fd, started))
