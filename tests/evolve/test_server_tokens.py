@@ -125,13 +125,16 @@ def test_no_request_goes_over_a_denser_servers_window(tokenize) -> None:
         sizes = sent_sizes(server)
         refused = server.refused
         tokenized = [r for r in server.replies if r.request.path == "/tokenize" and r.status == 200]
+        probes = [r for r in server.requests if r.path == "/tokenize"]
     assert refused == 0
     assert all(p.failure is None for p in proposals)
     assert len(sizes) == 6
     for prompt, max_tokens in sizes:
         assert max_tokens == answer
         assert prompt + max_tokens <= window
-    assert bool(tokenized) == (tokenize is not None)  # without one: probed once, a 404
+    assert bool(tokenized) == (tokenize is not None)
+    if tokenize is None:  # probed once, a 404, and not asked again
+        assert [r.path for r in probes] == ["/tokenize"]
     facts = _calibration.learned(ModelSpec(FAKE, api_base=server.url))
     assert facts.ratio is not None and facts.ratio == pytest.approx(DENSE, rel=0.05)
 
