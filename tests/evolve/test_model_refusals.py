@@ -53,6 +53,32 @@ def config_for(folder, server: OpenAIServer, **fields) -> RunConfig:
     return RunConfig(**(settings | fields))
 
 
+# --- a server that counts more tokens than tiktoken ------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_run_sends_a_denser_server_nothing_over_its_window(make_problem, tmp_path):
+    """The server's tokenizer makes 15 % more tokens than tiktoken and its 4k window is the one
+    the run was told, with the default max_tokens (4096, the whole window): no request is
+    refused; each answer gets what the window leaves beside the prompt as the server counts
+    it (issue 35: 3,350 + 948 = 4,298 tokens sent to a 4,096-token window)."""
+    constants = "".join(f"        c{i} = {i} * 0.125  # a constant\n" for i in range(80))
+    folder = make_problem(
+        TRIVIAL_SPEC, TRIVIAL_SEED.replace("b = 0.25\n", "b = 0.25\n" + constants)
+    )
+    window = 4096  # a prompt of about 1,600 tokens: 15 % of it is more than the margin
+    with OpenAIServer(window=window, density=1.15) as server:
+        config = config_for(folder, server, budget=10, prompts={"max_context": window})
+        _, report = run(config, tmp_path / "w.db")
+        refused, requests = server.refused, server.chat_requests()
+        sizes = [(server.prompt_tokens(r.body["messages"]), r.body["max_tokens"]) for r in requests]
+    assert report.status == "finished", report.reason
+    assert refused == 0 and len(sizes) >= 9
+    for prompt, max_tokens in sizes:
+        assert prompt + max_tokens <= window  # what the server holds
+        assert prompt + max_tokens >= window * 0.75  # and not much less: the answer's room
+
+
 # --- a smaller window than the run was told ----------------------------------------------------
 
 
