@@ -193,3 +193,32 @@ def test_what_a_worker_learned_merges_into_another() -> None:
     assert learned.window == 2048 and learned.ratio == pytest.approx(1.15)
     wider = dataclasses.replace(learned, window=4096, ratio=1.05)
     assert _calibration.merge([wider]) is False  # a larger window, a smaller ratio: no news
+
+
+class _StubWorker:
+    """What the pool's frame handler reads of a worker process."""
+
+    def __init__(self) -> None:
+        self.alive, self.stopping, self.sent = True, False, []
+
+    def send(self, message) -> None:
+        self.sent.append(message)
+
+
+def test_the_pool_passes_what_one_worker_learned_to_the_others() -> None:
+    """One refusal teaches every worker, not one refusal per worker: the pool forwards a
+    worker's news to the others (not back), and only what is news."""
+    from evoforge.evolve.proposals import ProposalPool
+
+    pool = ProposalPool(setup_with(8192, 512), 3)
+    learner, other, stopping = _StubWorker(), _StubWorker(), _StubWorker()
+    stopping.stopping = True
+    pool._workers = [learner, other, stopping]
+    spec = ModelSpec(FAKE, api_base="http://127.0.0.1:9/v1")
+    news = (_calibration.Learned(FAKE, spec.api_base, window=2048, window_source="refused"),)
+    pool._handle(learner, ("learned", news))
+    pool._handle(learner, ("learned", news))  # heard already: not passed on again
+    assert learner.sent == [] and stopping.sent == []
+    assert [kind for kind, _ in other.sent] == ["learned"]
+    assert other.sent[0][1][0].window == 2048
+    assert _calibration.learned(spec).window == 2048  # the controller's process knows it too
