@@ -1,9 +1,11 @@
 """When a session ends: the budgets of a run (evaluations, wall time, US dollars, tokens), a
-model outage, and a streak of attempts that produced nothing evaluable."""
+model outage, a model error that retrying will not fix and that keeps coming back, and a
+streak of attempts that produced nothing evaluable."""
 
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -12,6 +14,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from evoforge.evolve._config import RunConfig
     from evoforge.evolve._snapshot import Snapshot
+
+REPEATED_ERROR = 5
+"""Calls in a row that fail with the same error that retrying will not fix (a refused request,
+a refused key, an unknown model) before the run stops: one such error is the model's word on
+one request, five are its word on all of them. Without this a run sent 200 requests, each
+refused for the same reason, and then stopped saying only that nothing was evaluable."""
+_HEALS = frozenset({"rate_limit", "server", "connection", "timeout", "empty"})
+_NUMBER = re.compile(r"\d+(\.\d+)?")
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,33 @@ class Budgets:
         self._session_start: float | None = None
         self.outage: str | None = None  # why every model is failing, once the pool says so
         self.failed_streak = 0  # attempts in a row that produced nothing evaluable
+        self.repeated: tuple[str, str, str] | None = None  # (model, kind, message) of the last
+        self.repeats = 0  # calls in a row that failed as ``repeated`` says
+        self._repeated_line = ""
+
+    def model_failed(self, model: str, kind: str, message: str) -> None:
+        """A call of ``model`` failed for good (after its retries) with ``kind``; errors that
+        do not heal by themselves are counted while they repeat (numbers aside)."""
+        if kind in _HEALS:
+            self.repeated, self.repeats = None, 0
+            return
+        same = (model, kind, _NUMBER.sub("N", message))
+        self.repeats = self.repeats + 1 if same == self.repeated else 1
+        self.repeated = same
+        if self.repeats >= REPEATED_ERROR and not self._repeated_line:
+            from evoforge.evolve.models import failure_hint
+
+            fix = failure_hint(kind, message) or "fix the cause above"
+            said = " ".join(message.split())[:400]
+            self._repeated_line = (
+                f"{model} failed {self.repeats} calls in a row with the same error, which "
+                f"retrying will not fix ({kind}): {said}. Fix: {fix}; then `evoforge resume` "
+                "the run"
+            )
+
+    def model_answered(self) -> None:
+        """A call was answered: whatever repeated before has stopped."""
+        self.repeated, self.repeats = None, 0
 
     def start(self) -> float:
         """The session can propose from now on; returns the monotonic start time."""
@@ -76,6 +113,8 @@ class Budgets:
             )
         if self.outage is not None:
             return Ending("failed", self.outage, drain=False)
+        if self._repeated_line:
+            return Ending("failed", self._repeated_line, drain=False)
         spent = self._spending_ending()
         if spent is not None:
             return spent

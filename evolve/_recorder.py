@@ -183,11 +183,13 @@ class Recorder:
             retried = record_failure(self.archive, self.run.id, seq, spec.model, exc)
             self._advance(seq)
         self.pool.record_failure(spec, exc.kind, str(exc))
+        self.budgets.model_failed(spec.model, exc.kind, str(exc))
         try:
             self.pool.check_outage()
         except ModelOutage as outage:
             self.budgets.outage = str(outage)
         self.snapshot.model_errors += 1
+        self.snapshot.model_calls += 1
         self.snapshot.retries += retried
         self.budgets.failed_streak += 1
         self._report()
@@ -196,6 +198,8 @@ class Recorder:
         """Store the call (and its retried attempts) and add its tokens and cost to the run
         (inside the transaction)."""
         record_answer(self.archive, self.run.id, seq, completion, pid)
+        self.budgets.model_answered()
+        self.snapshot.model_calls += 1
         self.snapshot.retries += len(completion.attempts)
         self._charge(completion)
 

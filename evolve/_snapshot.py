@@ -33,6 +33,7 @@ class Snapshot:
     session_started: float = field(default_factory=time.monotonic)
     session_evaluations: int = 0
     model_errors: int = 0
+    model_calls: int = 0  # answered or failed for good (retries not counted again)
     retries: int = 0
     tokens_in: int = 0
     tokens_out: int = 0

@@ -319,7 +319,11 @@ def failures(run_id, status, count, db, as_json):
             }
         )
         return
-    echo(f"{run.id}: {failed} of {total} attempts failed, in {len(groups)} groups")
+    calls_failed = sum(m.count for m in model)  # attempts too, though no program came of them
+    echo(
+        f"{run.id}: {failed + calls_failed} of {total + calls_failed} attempts failed, in "
+        f"{len(groups) + len(model)} groups"
+    )
     if model:
         echo(
             f"{sum(m.count for m in model)} model calls failed (no program came of them), "

@@ -5,7 +5,8 @@
   keys redacted from every error and log record;
 - :class:`ModelSpec` says how to call one model, :class:`ModelPool` chooses among several
   (by weight, or UCB1 on improvement per unit cost) and declares an outage;
-- :func:`record_answer` and :func:`record_failure` write every attempt to the archive.
+- :func:`record_answer` and :func:`record_failure` write every attempt to the archive;
+- :func:`read_refusal` reads the window a server names when it refuses a prompt as too long.
 
 litellm is imported on first use (it costs seconds), never at import of this package.
 
@@ -40,10 +41,12 @@ if TYPE_CHECKING:
     from evoforge.evolve.models._failures import (
         ModelFailure,
         failed_calls_summary,
+        failure_hint,
         model_failures,
     )
     from evoforge.evolve.models._policy import POLICIES, Policy
     from evoforge.evolve.models._redact import RedactingFilter, install_log_redaction
+    from evoforge.evolve.models._refusal import ContextRefusal, read_refusal
     from evoforge.evolve.models._retry import (
         KINDS,
         RETRYABLE,
@@ -73,6 +76,7 @@ _EXPORTS = {
     "ModelFailure": "evoforge.evolve.models._failures",
     "model_failures": "evoforge.evolve.models._failures",
     "failed_calls_summary": "evoforge.evolve.models._failures",
+    "failure_hint": "evoforge.evolve.models._failures",
     "POLICIES": "evoforge.evolve.models._policy",
     "ModelOutage": "evoforge.evolve.models._ensemble",
     "ModelPool": "evoforge.evolve.models._ensemble",
@@ -81,6 +85,8 @@ _EXPORTS = {
     "ModelStats": "evoforge.evolve.models._ensemble",
     "Policy": "evoforge.evolve.models._policy",
     "RedactingFilter": "evoforge.evolve.models._redact",
+    "ContextRefusal": "evoforge.evolve.models._refusal",
+    "read_refusal": "evoforge.evolve.models._refusal",
     "install_log_redaction": "evoforge.evolve.models._redact",
     "KINDS": "evoforge.evolve.models._retry",
     "RETRYABLE": "evoforge.evolve.models._retry",
@@ -113,6 +119,9 @@ __all__ = [
     "call_with_retries",
     "classify",
     "parse_retry_after",
+    # a refusal for the context window
+    "ContextRefusal",
+    "read_refusal",
     # the ensemble
     "POLICIES",
     "ModelOutage",
@@ -128,6 +137,7 @@ __all__ = [
     "ModelFailure",
     "model_failures",
     "failed_calls_summary",
+    "failure_hint",
     # keys
     "REDACTED",
     "RedactingFilter",

@@ -36,6 +36,15 @@ def record_answer(
         cost_usd=completion.cost_usd,
         attempt=len(completion.attempts) + 1,
     )
+    log.info(
+        "model call %d to %s: ok, tokens in/out %s/%s, %.2f s%s",
+        seq,
+        completion.model,
+        "?" if completion.prompt_tokens is None else completion.prompt_tokens,
+        "?" if completion.completion_tokens is None else completion.completion_tokens,
+        completion.latency_s,
+        f" (after {len(completion.attempts)} failed attempts)" if completion.attempts else "",
+    )
 
 
 def record_failure(archive: Archive, run_id: str, seq: int, model: str, exc: ModelError) -> int:

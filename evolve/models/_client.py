@@ -74,10 +74,17 @@ def _litellm() -> Any:
     if not litellm.suppress_debug_info:  # first call: quiet litellm's own output once
         litellm.suppress_debug_info = True
         # litellm routes its records below WARNING to stdout through handlers of its own;
-        # stdout holds results only, so its records go through evoforge's (stderr) logging.
+        # stdout holds results only, so its records go through evoforge's (stderr) logging,
+        # from WARNING up: its INFO lines ("LiteLLM completion() model=...", one a call) would
+        # bury evoforge's own per-call records under EVOFORGE_LOG=info. LITELLM_LOG, when the
+        # user sets it, still decides.
+        quiet = "LITELLM_LOG" not in os.environ
         for name in _LITELLM_LOGGERS:
             logging.getLogger(name).handlers.clear()
             logging.getLogger(name).propagate = True
+            if quiet:
+                logging.getLogger(name).setLevel(logging.WARNING)
+        litellm.set_verbose = False  # its print()-style debug output
         skip_unused_logging(litellm)
     return litellm
 

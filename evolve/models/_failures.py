@@ -13,11 +13,15 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from evoforge.evolve.models._refusal import read_refusal
+
 if TYPE_CHECKING:
     from evoforge.archive import LlmCall
 
 _NUMBER = re.compile(r"\d+(\.\d+)?")
 _MISSING_KEY = re.compile(r"environment variable (\w+) \(its api_key_env\) is (not set|empty)")
+_NO_KEY = "Missing credentials"  # the OpenAI SDK's words when no key was set
+_KEY_VARIABLE = re.compile(r"\b([A-Z][A-Z0-9_]*_API_KEY)\b")
 OFFLINE_HINT = "or run without these models: --model offline/mutator (the built-in offline model)"
 
 
@@ -62,7 +66,7 @@ def model_failures(calls: Iterable[LlmCall]) -> list[ModelFailure]:
             message=rows[-1].error or "",
             count=len(rows),
             first_seq=rows[0].seq,
-            hint=hint(kind, rows[-1].error or ""),
+            hint=failure_hint(kind, rows[-1].error or ""),
         )
         for (kind, model, _), rows in groups.items()
     ]
@@ -78,13 +82,40 @@ def failed_calls_summary(failures: list[ModelFailure]) -> dict[str, Any]:
     }
 
 
-def hint(kind: str, message: str) -> str:
+def failure_hint(kind: str, message: str) -> str:
     """The fix for a model error that will not heal by itself; "" for the others."""
     missing = _MISSING_KEY.search(message)
     if missing:
         return f"missing credentials: export {missing.group(1)}=<your key>, {OFFLINE_HINT}"
+    if kind == "auth" and _NO_KEY in message:
+        variable = _KEY_VARIABLE.search(message)
+        name = variable.group(1) if variable else "the provider's key variable (OPENAI_API_KEY…)"
+        return (
+            f"no key was set: export {name}=<your key>; a local server (api_base set) takes "
+            f"any key, e.g. {name}=anything; {OFFLINE_HINT}"
+        )
     if kind == "auth":
         return f"the provider refused the key: check it and api_base, {OFFLINE_HINT}"
     if kind == "not_found":
         return f"unknown model or provider: check the model string and api_base, {OFFLINE_HINT}"
+    if kind == "bad_request":
+        refusal = read_refusal(message)
+        if refusal is not None and refusal.window is not None:
+            return (
+                f"the server's context window is {refusal.window} tokens: pass --max-context "
+                f"{refusal.window} (max_context) with a --max-tokens that leaves room for the "
+                "prompt, or start the server with a larger window"
+            )
+        if refusal is not None:
+            return (
+                "the prompt does not fit the server's context window: pass the window the "
+                "server was started with as --max-context (max_context), or start it with a "
+                "larger one"
+            )
+        if "Error" in message:  # the server's refusal (a prompt too large says its own fix)
+            return (
+                "the server refuses the request as evoforge makes it: check the model "
+                "string, api_base and the settings the message names (max_tokens, "
+                "temperature, ...)"
+            )
     return ""

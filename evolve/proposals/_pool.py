@@ -9,6 +9,10 @@ a request and decodes a proposal (tens of microseconds); the prompt, litellm's p
 cores. Workers start while the seed is evaluated; the first request goes out as soon as one is
 ready.
 
+What a worker learns of a model's server (its real window, its tokenizer) comes back to the
+pool, which passes it on to the other workers and to any it starts later
+(:mod:`~evoforge.evolve.proposals._calibration`).
+
 A worker that dies is replaced (at most :data:`MAX_RESTARTS` times per session) and its
 requests are sent again, once: a request that loses a second worker fails the session with
 :class:`ProposalError` (resumable) rather than killing workers forever.
@@ -29,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evoforge.evolve.proposals import _calibration as calibration
 from evoforge.evolve.proposals import _frames
 from evoforge.evolve.proposals._messages import (
     Answer,
@@ -226,6 +231,8 @@ class ProposalPool:
         )
         worker = _Process(index, proc)
         worker.send(("setup", self.setup))
+        if learned := calibration.snapshot():  # a replacement starts from what was learned
+            worker.send(("learned", learned))
         worker.reader_task = asyncio.get_running_loop().create_task(self._read(worker))
         return worker
 
@@ -281,6 +288,13 @@ class ProposalPool:
             future = worker.pending.pop(tuple(message[1]), None)
             if future is not None and not future.done():
                 future.set_exception(message[2])
+        elif kind == "learned":
+            if calibration.merge(message[1]):  # new here: every other worker hears of it
+                facts = calibration.snapshot()
+                for other in self._workers:
+                    if other is not worker and other.alive and not other.stopping:
+                        with contextlib.suppress(Exception):
+                            other.send(("learned", facts))
         elif kind == "ready":
             worker.ready = True
             self._changed.set()

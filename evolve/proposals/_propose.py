@@ -1,8 +1,9 @@
 """One proposal: prompt, model call, answer applied to the parent, syntax check of the child;
 and one plain question (:func:`ask`), asked the same way.
 
-The prompt is kept within the model's context window where it is known
-(:mod:`evoforge.evolve.proposals._window`); one that cannot fit fails as a model call would.
+The prompt is kept within the model's context window where it is known, counted in the
+server's tokens (:mod:`evoforge.evolve.proposals._call`); one that cannot fit fails as a model
+call would.
 
 The same function serves a worker process and the in-process fallback, so both behave alike.
 Everything it draws at random comes from the request's seeds: the same request gives the same
@@ -11,7 +12,6 @@ proposal wherever it runs (what keeps a one-slot run reproducible).
 
 from __future__ import annotations
 
-import functools
 import time
 
 import numpy as np
@@ -20,6 +20,7 @@ from evoforge.evolve._syntax import check_program_syntax
 from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.models import Attempt, Completion, ModelError, complete
 from evoforge.evolve.prompts import build_messages
+from evoforge.evolve.proposals._call import call_fitted
 from evoforge.evolve.proposals._messages import (
     Answer,
     CallFailure,
@@ -27,14 +28,6 @@ from evoforge.evolve.proposals._messages import (
     ProposalRequest,
     ProposalSetup,
     Question,
-)
-from evoforge.evolve.proposals._window import (
-    PromptTooLarge,
-    context_window,
-    count_tokens,
-    fit_messages,
-    note_shorter_answers,
-    num_ctx,
 )
 from evoforge.islands import fingerprint
 
@@ -53,41 +46,25 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
             markers are broken (a problem bug, not a model mistake).
     """
     spec = request.spec
-    window = await context_window(spec, setup.prompts)
-    tick = time.thread_time()
-    answer_tokens = setup.max_tokens if spec.max_tokens is None else spec.max_tokens
-    try:
-        fitted = fit_messages(
-            lambda limit: build_messages(
-                setup.problem, request.context, setup.prompts, request.templates, limit=limit
-            ),
-            window,
-            answer_tokens,
-            functools.partial(count_tokens, spec.model),
-        )
-    except PromptTooLarge as exc:
-        failure = CallFailure.of(exc.error())
-        return Proposal(request.seq, failure=failure, prompt_cpu_s=time.thread_time() - tick)
-    if fitted.answer_tokens < answer_tokens and window is not None:
-        note_shorter_answers(window, answer_tokens)
-        spec = spec.model_copy(update={"max_tokens": fitted.answer_tokens})
-    prompt_cpu = time.thread_time() - tick
-    try:
-        completion = await complete(
-            spec,
-            fitted.messages,
-            seed=request.model_seed,
-            temperature=setup.temperature,
-            max_tokens=setup.max_tokens,
-            policy=setup.retry,
-            rng=np.random.default_rng(list(request.jitter_seed)),
-            num_ctx=num_ctx(spec.model, window),
-        )
-    except ModelError as exc:
+    called = await call_fitted(
+        setup,
+        spec,
+        lambda limit: build_messages(
+            setup.problem, request.context, setup.prompts, request.templates, limit=limit
+        ),
+        seed=request.model_seed,
+        jitter_seed=request.jitter_seed,
+    )
+    prompt_cpu = called.prompt_cpu_s
+    if called.error is not None:
+        exc = called.error
         if exc.kind != "empty":
             return Proposal(request.seq, failure=CallFailure.of(exc), prompt_cpu_s=prompt_cpu)
         *retried, last = exc.attempts or (Attempt("empty", str(exc), 0.0),)
         completion = Completion("", spec.model, last.latency_s, attempts=tuple(retried))
+    else:
+        assert called.completion is not None
+        completion = called.completion
     tick = time.thread_time()
     parent = request.context.parent
     try:

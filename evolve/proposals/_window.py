@@ -17,12 +17,17 @@ The window, in tokens, comes from the first of:
    window is at most :data:`OLLAMA_WINDOW` of it, and every request asks the server for that
    window (``num_ctx``), so what Ollama holds is what the prompt was fitted to.
 
+A window the server named when it refused a prompt (``maximum context length is 2048 tokens``,
+learned in :mod:`~evoforge.evolve.proposals._calibration`) wins over any larger one of these.
+
 The prompt may take the window less the answer's ``max_tokens`` (the model's own, else the
 run's) and a margin (:func:`margin_tokens`: chat template, tokenizer differences). That many
 tokens times :data:`CHARS_PER_TOKEN` is the prompt's size limit in characters. The built prompt
 is then counted with ``litellm.token_counter`` (tiktoken; never a tokenizer download) where it
-could be too large, and built again smaller while it is. Where the pieces that are never cut
-(the problem, the current program, the task, the answer format) do not fit beside
+could be too large, and built again smaller while it is; :func:`fit_messages` takes the count
+as a function, and proposals pass one in the server's tokens (tiktoken's times the ratio
+learned of the server, :mod:`~evoforge.evolve.proposals._call`). Where the pieces that are
+never cut (the problem, the current program, the task, the answer format) do not fit beside
 ``max_tokens``, the answer is cut instead, to what the prompt leaves (at least
 :data:`MIN_ANSWER_TOKENS`), and the log says so once. Only when even that cannot be done does
 the proposal fail with :class:`PromptTooLarge`, a ``bad_request`` model failure that names the
@@ -41,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from evoforge.evolve.models import Attempt, ModelError, load_litellm
 from evoforge.evolve.prompts import PromptLimit
+from evoforge.evolve.proposals import _calibration as calibration
 
 if TYPE_CHECKING:
     from evoforge.evolve.models import ModelSpec
@@ -123,7 +129,17 @@ async def context_window(spec: ModelSpec, prompts: PromptConfig) -> ContextWindo
     """The window of ``spec``'s model: its own ``max_context``, else ``prompts.max_context``,
     else litellm's model info (looked up off the event loop, once per model and endpoint: for
     Ollama it asks the server, and the window is at most :data:`OLLAMA_WINDOW`). None:
-    unknown, only ``max_chars`` limits the prompt."""
+    unknown, only ``max_chars`` limits the prompt. A window the server named in a refusal
+    (:mod:`~evoforge.evolve.proposals._calibration`) wins over a larger one."""
+    window = await _configured_window(spec, prompts)
+    refused = calibration.learned(spec)
+    if refused.window is not None and (window is None or refused.window < window.tokens):
+        source = f"the server's refusal: {refused.window_source}"
+        return ContextWindow(spec.model, refused.window, source)
+    return window
+
+
+async def _configured_window(spec: ModelSpec, prompts: PromptConfig) -> ContextWindow | None:
     if spec.max_context is not None:
         return ContextWindow(spec.model, spec.max_context, "its max_context")
     if prompts.max_context is not None:

@@ -7,8 +7,10 @@ copy of the original stdout; fd 1 then points at stderr, so nothing litellm or a
 can corrupt a frame.
 
 Controller to worker: ``("setup", ProposalSetup)`` once, then ``("propose", ProposalRequest)``
-and ``("ask", Question)``, ``("cancel", (kind, seq))`` and finally ``("stop", None)``. Worker
-to controller: ``("ready", info)`` once its models are set up (litellm imported),
+and ``("ask", Question)``, ``("cancel", (kind, seq))``, ``("learned", facts)`` (what other
+workers learned of the servers, :mod:`~evoforge.evolve.proposals._calibration`) and finally
+``("stop", None)``. Worker to controller: ``("ready", info)`` once its models are set up
+(litellm imported), ``("learned", facts)`` before a reply when it learned something,
 ``("proposal", Proposal)``, ``("answer", Answer)``, ``("error", (kind, seq), exception)`` when
 a request raised (a problem bug, e.g. broken templates), ``("fatal", message)`` when set-up
 failed, and ``("stats", WorkerStats)`` last, on ``stop``. A request is known by its kind and
@@ -37,6 +39,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+from evoforge.evolve.proposals import _calibration as calibration
 from evoforge.evolve.proposals import _frames
 from evoforge.evolve.proposals._executor import CoroutineTrackingExecutor
 from evoforge.evolve.proposals._messages import ProposalRequest, ProposalSetup, Question
@@ -80,6 +83,7 @@ class _Worker:
         self.prompt_cpu = self.edit_cpu = self.frame_cpu = 0.0
         self.cpu_at_ready = 0.0
         self.setup_s = 0.0
+        self.learned_version = calibration.version()
 
     def send(self, message: Any) -> None:
         tick = time.thread_time()
@@ -118,10 +122,25 @@ class _Worker:
             self.send(("error", key, _portable(exc)))
         else:
             self.requests += 1
+            self.share_learned()
             self.send(reply)
         finally:
             self.tasks.pop(key, None)
         await self.writer.drain()
+
+    def share_learned(self) -> None:
+        """Send what this worker learned of a server since it last did (its window, its
+        tokenizer), for the pool to pass on to the other workers."""
+        if calibration.version() != self.learned_version:
+            self.learned_version = calibration.version()
+            self.send(("learned", calibration.snapshot()))
+
+    def learn(self, facts: tuple[calibration.Learned, ...]) -> None:
+        """Take what another worker learned; not sent back (the pool has it)."""
+        unsent = calibration.version() != self.learned_version
+        calibration.merge(facts)
+        if not unsent:
+            self.learned_version = calibration.version()
 
     def cancel(self, key: tuple[str, int]) -> None:
         task = self.tasks.get(key)
@@ -211,6 +230,8 @@ async def _serve(out_fd: int, started: float) -> int:
                 worker.start_request(kind, body)
             elif kind == "cancel":
                 worker.cancel(tuple(body))
+            elif kind == "learned":
+                worker.learn(body)
             elif kind == "setup":
                 try:
                     worker.begin(body)
@@ -247,7 +268,10 @@ def main() -> int:
         level=getattr(logging, level, logging.WARNING),
         format="evoforge: %(levelname)s: %(message)s",
     )
+    from evoforge.evolve._warnings import quiet_candidate_warnings
     from evoforge.evolve.models import load_litellm
+
+    quiet_candidate_warnings()  # kept in the program's artifacts by the sandbox instead
 
     load_litellm()  # the slow part of starting (seconds): before the set-up frame is read
     return asyncio.run(_serve(out_fd, started))

@@ -12,7 +12,7 @@ In-process (a ``ThreadingHTTPServer`` in a thread)::
 As a subprocess, so that CLI tests can kill it and restart it on the same port::
 
     python -m tests.evolve.openai_server --port 0 [--delay S] [--faults SPEC] [--cycle]
-        [--echo-auth] [--ollama-context N]
+        [--echo-auth] [--ollama-context N] [--window N] [--density X] [--tokenize KIND]
 
 prints ``READY http://127.0.0.1:<port>/v1`` on stdout and serves until SIGTERM or SIGINT.
 
@@ -27,6 +27,14 @@ cycled with ``cycle=True`` / ``--cycle``. A SPEC is the same tokens joined by co
 - ``delay:S``: wait S seconds, then answer normally.
 - ``empty``: answer with empty text.
 - ``nousage``: answer normally but leave ``usage`` out.
+
+A strict server with a window of its own (``window=``, a vLLM or llama.cpp started with a
+smaller window than the run is told) counts every prompt in its own tokens (tiktoken's count
+times ``density``: a local model's tokenizer is denser than tiktoken) and refuses a request
+whose prompt and ``max_tokens`` do not fit, with a 400 in OpenAI's words (``This model's
+maximum context length is N tokens. However, you requested ...``); ``server.refused`` counts
+those. ``tokenize="llama.cpp"`` or ``"vllm"`` serves that server's ``POST /tokenize`` (in the
+same tokens); ``usage`` then reports the server's count too.
 
 The default answer is what evoforge's offline mutation model proposes for the program after the
 prompt's :data:`evoforge.evolve.offline._mutator.CURRENT_PROGRAM_HEADING` (its fenced block), seeded
@@ -43,6 +51,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import signal
 import socket
 import sys
@@ -60,6 +69,10 @@ from evoforge.evolve.prompts import CURRENT_PROGRAM_HEADING
 
 MODELS = ("gpt-4o-mini", "evoforge-fake")
 """Model ids listed by ``GET /v1/models`` (any model name is answered)."""
+
+TOKENIZER_MODEL = "openai/evoforge-fake"
+"""Whose tiktoken count a strict server's count is ``density`` times: the one evoforge counts
+an unknown model's prompts with."""
 
 Answer = str | Callable[[dict[str, Any]], str]
 _POLL_S = 0.05  # how soon serve_forever notices stop(): tests stop a server each
@@ -184,6 +197,12 @@ class OpenAIServer:
             a prompt longer than the request's ``options.num_ctx`` (Ollama's default, 2048,
             when it sends none) loses its beginning, silently; ``server.truncated`` counts
             such requests.
+        window: refuse (400, OpenAI's words) a request whose prompt and ``max_tokens``
+            together are more tokens than this; ``refused`` counts them.
+        density: the server's tokens per tiktoken token (1.15: 15 % denser than tiktoken);
+            with it, ``usage`` reports the server's own count. Default 1.0 with a window.
+        tokenize: serve ``POST /tokenize`` as ``"llama.cpp"`` (``{"content"}`` ->
+            ``{"tokens"}``) or ``"vllm"`` (``{"model", "prompt"}`` -> ``{"count", ...}``).
     """
 
     def __init__(
@@ -197,6 +216,9 @@ class OpenAIServer:
         api_key: str | None = None,
         echo_auth: bool = False,
         ollama_context: int | None = None,
+        window: int | None = None,
+        density: float | None = None,
+        tokenize: str | None = None,
     ) -> None:
         script = [
             f if isinstance(f, Fault) else Fault.parse(f)
@@ -211,6 +233,10 @@ class OpenAIServer:
         self.echo_auth = echo_auth
         self.ollama_context = ollama_context
         self.truncated = 0
+        self.window = window
+        self.density = density if density is not None else (1.0 if window else None)
+        self.tokenize = tokenize
+        self.refused = 0
         self.requests: list[Request] = []
         self.replies: list[Reply] = []
         self._lock = threading.Lock()
@@ -280,6 +306,23 @@ class OpenAIServer:
         self.stop()
 
     # -- called by the handler ----------------------------------------------------------------
+
+    def text_tokens(self, text: str) -> int:
+        """``text``'s tokens in this server's tokenizer (tiktoken's times ``density``)."""
+        from evoforge.evolve.models import load_litellm
+
+        ours = load_litellm().token_counter(model=TOKENIZER_MODEL, text=text)
+        return math.ceil(ours * (self.density or 1.0))
+
+    def prompt_tokens(self, messages: list[Any]) -> int | None:
+        """The prompt's tokens as this server counts them (its chat template included);
+        None when it has no tokenizer of its own (``density`` unset)."""
+        if self.density is None:
+            return None
+        from evoforge.evolve.models import load_litellm
+
+        ours = load_litellm().token_counter(model=TOKENIZER_MODEL, messages=messages)
+        return math.ceil(ours * self.density)
 
     def _next_fault(self) -> Fault:
         with self._lock:
@@ -366,6 +409,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.request = Request("POST", self.path, self._headers(), body, time.monotonic())
         self.owner._record(self.request)
         route = self.path.rstrip("/")
+        if route == "/tokenize" and self.owner.tokenize is not None:
+            self._tokenize(body)
+            return
         if route == "/api/show" and self.owner.ollama_context is not None:
             self._json(200, _ollama_show(self.owner.ollama_context))
             return
@@ -394,11 +440,39 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._error(400, "this fake server does not stream; call without stream=True")
             return
+        prompt_tokens = self.owner.prompt_tokens(body["messages"])
+        if self.owner.window is not None and prompt_tokens is not None:
+            asked = prompt_tokens + int(body.get("max_tokens") or 0)
+            if asked > self.owner.window:
+                with self.owner._lock:
+                    self.owner.refused += 1
+                self._error(
+                    400,
+                    f"This model's maximum context length is {self.owner.window} tokens. "
+                    f"However, you requested {asked} tokens ({prompt_tokens} in the messages, "
+                    f"{body.get('max_tokens')} in the completion). Please reduce the length "
+                    "of the messages or completion.",
+                )
+                return
         text = "" if fault.kind == "empty" else self.owner._answer_text(body)
         if route in ("/api/chat", "/api/generate"):
             self._json(200, self._ollama_answer(route, body, text))
             return
-        self._json(200, _completion(body, text, usage=fault.kind != "nousage"))
+        usage = fault.kind != "nousage"
+        self._json(200, _completion(body, text, usage=usage, prompt_tokens=prompt_tokens))
+
+    def _tokenize(self, body: Any) -> None:
+        kind = self.owner.tokenize
+        field = "content" if kind == "llama.cpp" else "prompt"
+        if not isinstance(body, dict) or not isinstance(body.get(field), str):
+            self._error(400, f"{kind}'s /tokenize takes a JSON object with {field!r}")
+            return
+        count = self.owner.text_tokens(body[field])
+        if kind == "llama.cpp":
+            self._json(200, {"tokens": list(range(count))})
+        else:
+            window = self.owner.window or 0
+            self._json(200, {"count": count, "max_model_len": window, "tokens": []})
 
     def _ollama_answer(self, route: str, body: dict[str, Any], text: str) -> dict[str, Any]:
         options = body.get("options") or {}
@@ -455,7 +529,9 @@ def _ollama_show(context: int) -> dict[str, Any]:
     }
 
 
-def _completion(body: dict[str, Any], text: str, *, usage: bool) -> dict[str, Any]:
+def _completion(
+    body: dict[str, Any], text: str, *, usage: bool, prompt_tokens: int | None = None
+) -> dict[str, Any]:
     prompt = "".join(message_text(m) for m in body["messages"] if isinstance(m, dict))
     payload: dict[str, Any] = {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
@@ -471,7 +547,9 @@ def _completion(body: dict[str, Any], text: str, *, usage: bool) -> dict[str, An
         ],
     }
     if usage:
-        prompt_tokens, completion_tokens = _tokens(prompt), _tokens(text) if text else 0
+        if prompt_tokens is None:
+            prompt_tokens = _tokens(prompt)
+        completion_tokens = _tokens(text) if text else 0
         payload["usage"] = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
@@ -497,6 +575,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="serve Ollama's /api/show with this trained context length",
     )
+    parser.add_argument("--window", type=int, default=None, help="refuse prompts over it")
+    parser.add_argument("--density", type=float, default=None, help="tokens per tiktoken token")
+    parser.add_argument("--tokenize", choices=["llama.cpp", "vllm"], default=None)
     args = parser.parse_args(argv)
     server = OpenAIServer(
         answer=args.answer,
@@ -507,6 +588,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         api_key=args.api_key,
         echo_auth=args.echo_auth,
         ollama_context=args.ollama_context,
+        window=args.window,
+        density=args.density,
+        tokenize=args.tokenize,
     )
     return serve(server)
 
