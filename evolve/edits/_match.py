@@ -38,6 +38,7 @@ from evoforge.evolve.edits import _indent
 from evoforge.evolve.edits._fuzzy import FuzzyBudget, fuzzy_place
 from evoforge.evolve.edits._lines import Candidate, ProgramLines
 from evoforge.evolve.edits._parse import EditBlock, EditError
+from evoforge.evolve.edits._remap import ABOVE, remap
 from evoforge.problems import END_MARKER, START_MARKER
 
 MatchKind = Literal["exact", "whitespace", "reindent", "fuzzy"]
@@ -85,7 +86,7 @@ def locate(
             elif outside is None:
                 outside = candidate
         if len(inside) == 1 and not truncated:
-            return inside[0], kind
+            return inside[0].resolved(), kind
         if inside or truncated:
             raise _ambiguous(program, block, inside, truncated)
         if outside is not None:
@@ -199,7 +200,7 @@ def _tab_widths(program: ProgramLines, block: EditBlock) -> tuple[int, ...]:
 
 def _whitespace(program: ProgramLines, block: EditBlock) -> Iterator[Candidate | None]:
     """Equal once trailing whitespace is dropped and leading tabs expanded; the REPLACE text is
-    re-indented in the program's style when the SEARCH's indentation differed in characters."""
+    mapped onto the found lines (:func:`~._remap.remap`)."""
     replace = search_lines(block.replace)
     tabless = "\t" not in program.text
     for width in _tab_widths(program, block):
@@ -213,41 +214,37 @@ def _whitespace(program: ProgramLines, block: EditBlock) -> Iterator[Candidate |
             if first < 0:
                 yield None
                 return
-            same = all(
-                _indent.indent_of(s) == _indent.indent_of(f)
-                for s, f in zip(search, found, strict=True)
-                if s.strip()
-            )
-            if same:
-                lines = replace
-            else:
-                tabs = _indent.uses_tabs(found, program.raw)
-                lines = _indent.shift(replace, 0, tabs, width) or replace  # delta 0: never None
-            yield Candidate(first, len(search), _joined(_indent.line_ending_fix(lines, found)))
+            mapping = _mapping(program, first, search, found, replace, width)
+            yield Candidate(first, len(search), "", mapping=mapping)
 
 
-def reindent_replace(
-    program: ProgramLines, search: list[str], found: list[str], replace: list[str]
-) -> list[str] | None:
-    """The REPLACE lines indented to fit ``found`` (which equals ``search`` but for
-    indentation), or None when the SEARCH's relative indentation is inconsistent."""
-    delta = _indent.prefix_delta(search, found)
-    if delta is not None:
-        shifted = _indent.prefix_shift(replace, *delta)
-        if shifted is not None:
-            return shifted
-    tabs = _indent.uses_tabs(found, program.raw)
+def _mapping(
+    program: ProgramLines,
+    first: int,
+    search: list[str],
+    found: list[str],
+    replace: list[str],
+    width: int = _indent.TAB_WIDTHS[0],
+) -> Callable[[], tuple[str, str | None]]:
+    """The deferred :func:`~._remap.remap` of a candidate's REPLACE lines."""
+
+    def mapped() -> tuple[str, str | None]:
+        above = program.raw[max(first - ABOVE, 0) : first]
+        result = remap(search, found, replace, program.raw, above=above, tab_width=width)
+        return result.text, result.alternative
+
+    return mapped
+
+
+def reindentable(search: list[str], found: list[str]) -> bool:
+    """Whether ``found`` equals ``search`` but for indentation the ``reindent`` rule recovers:
+    one uniform shift (in characters, or in columns at a tab width) or lost indentation."""
+    if _indent.prefix_delta(search, found) is not None:
+        return True
     widths = _indent.TAB_WIDTHS if any("\t" in line for line in search + found) else (4,)
-    for width in widths:
-        cols = _indent.column_delta(search, found, width)
-        if cols is not None:
-            shifted = _indent.shift(replace, cols, tabs, width)
-            if shifted is not None:
-                return shifted
-    if _indent.lost_indent(search, found):
-        unit = _indent.indent_unit(found, tabs, _indent.TAB_WIDTHS[0])
-        return _indent.map_indent(replace, found, unit)
-    return None
+    if any(_indent.column_delta(search, found, width) is not None for width in widths):
+        return True
+    return _indent.lost_indent(search, found)
 
 
 def _reindent(program: ProgramLines, block: EditBlock) -> Iterator[Candidate | None]:
@@ -257,10 +254,10 @@ def _reindent(program: ProgramLines, block: EditBlock) -> Iterator[Candidate | N
         if first < 0:
             yield None
             return
-        lines = reindent_replace(program, search, found, replace)
-        if lines is not None:
-            lines = _indent.line_ending_fix(lines, found)
-            yield Candidate(first, len(search), _joined(lines))
+        if reindentable(search, found):
+            yield Candidate(
+                first, len(search), "", mapping=_mapping(program, first, search, found, replace)
+            )
 
 
 _STRICT: tuple[Rule, ...] = (_exact, _strict_whitespace, _strict_reindent)

@@ -146,17 +146,20 @@ def test_lost_indentation_new_line_after_a_colon_goes_one_level_deeper() -> None
     )
 
 
-def test_lost_indentation_wrong_guess_is_caught_by_the_syntax_check() -> None:
-    """A new line that closes a body (``else:``) is guessed at the previous line's level, one
-    too deep: the documented limit of the guess, which the child's syntax check reports."""
+def test_lost_indentation_else_goes_at_the_level_of_its_if() -> None:
+    """A new line that continues a statement (``else:``) is put at the level of the ``if`` it
+    continues, not at the previous line's (one body too deep, a syntax error)."""
     answer = block(
         "if i % 2:\ntotal += x * i\nreturn total\n",
         "if i % 2:\ntotal += x * i\nelse:\ntotal -= 1\nreturn total\n",
     )
     edit = apply(answer)
     assert edit.match == "reindent"
-    assert "    total += x * i\n            else:\n                total -= 1\n" in edit.source
-    assert _syntax.check_syntax(edit.source) is not None
+    assert (
+        "        if i % 2:\n            total += x * i\n        else:\n            total -= 1\n"
+        in (edit.source)
+    )
+    assert _syntax.check_syntax(edit.source) is None
 
 
 def test_context_line_off_by_a_space_is_fuzzy() -> None:
