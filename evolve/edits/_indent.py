@@ -158,34 +158,3 @@ def lost_indent(search: list[str], found: list[str]) -> bool:
     return all(not indent_of(s) for s in search if s.strip()) and any(
         indent_of(f) for f in found if f.strip()
     )
-
-
-def map_indent(replace: list[str], found: list[str], unit: str) -> list[str]:
-    """Indent a REPLACE text whose indentation was lost, from the found lines.
-
-    A REPLACE line whose text equals a found line's takes that line's indentation (the next
-    such line after the previous one used, so repeated lines keep their order). A new line
-    takes the indentation of the line before it, one ``unit`` deeper when that line ends with
-    ``:`` or an opening bracket. This is a guess: a new line that closes a nested body is put
-    one level too deep, and the child's syntax check (Python) or evaluation then reports it.
-    """
-    known = [(f.strip(), indent_of(f)) for f in found if f.strip()]
-    out: list[str] = []
-    cursor = 0
-    prev_indent = known[0][1] if known else ""
-    prev_body = ""
-    for line in replace:
-        body = line.strip()
-        if not body:
-            out.append("")
-            continue
-        at = next((i for i in range(cursor, len(known)) if known[i][0] == body), None)
-        if at is None:
-            at = next((i for i in range(len(known)) if known[i][0] == body), None)
-        if at is not None:
-            indent, cursor = known[at][1], at + 1
-        else:
-            indent = prev_indent + (unit if prev_body.endswith(_OPENERS) else "")
-        out.append(indent + line.lstrip().rstrip("\r"))
-        prev_indent, prev_body = indent, body
-    return out

@@ -7,18 +7,22 @@ Rules, tried in this order for each block (:data:`MATCH_KINDS`):
 ``whitespace``
     The lines are equal once trailing whitespace (a CRLF answer's ``\\r`` included) is
     dropped and, when tolerant, leading tabs are expanded (widths 4 and 8): a model writing
-    tabs where the program has spaces, or the reverse. The REPLACE text's indentation is then
-    re-written the program's way, so the child's indentation stays consistent.
+    tabs where the program has spaces, or the reverse.
 ``reindent``
-    The lines are equal once stripped and either every line is shifted by the same amount
-    (the REPLACE text is shifted the same way), or, when tolerant, the SEARCH text lost all
-    its indentation while the program's lines are nested: the found lines' indentation is
-    mapped onto the REPLACE lines (:func:`~._indent.map_indent`; a guess, which the child's
-    syntax check catches when wrong). That case is ``reindent`` too: the text matched line
-    for line and only indentation was recovered, which is what ``reindent`` records.
+    The lines are equal once stripped and either every line is shifted by the same amount,
+    or, when tolerant, the SEARCH text lost all its indentation while the program's lines
+    are nested. That case is ``reindent`` too: the text matched line for line and only
+    indentation was recovered, which is what ``reindent`` records.
 ``fuzzy``
     Tolerant only, when no rule above found any place: the one clearly closest span inside a
     region (:mod:`._fuzzy`).
+
+The REPLACE text goes in as written after ``exact``. After a tolerant rule it is mapped line
+by line the way the SEARCH text was found (:func:`~._remap.remap`: unchanged lines are the
+program's bytes, changed and new ones get the program's indentation); where that mapping
+guessed, its other plausible reading rides along for :func:`~._apply.apply_edit` to try when
+the child fails its check. ``edit_matching = "exact"`` keeps the REPLACE text as written, or
+shifted by the SEARCH text's uniform prefix.
 
 Safety, whatever the rule: a block is applied only at a place wholly inside one EVOLVE-BLOCK
 region (a marker line is never part of a match), and only when the first rule that finds
