@@ -14,7 +14,9 @@ pasted; pasted as written, its lines would disagree with the program's around th
 * a changed or moved paired line takes its program line's indentation, moved by as many
   levels as the author moved it, in the program's unit (tabs or spaces, 2 or 4);
 * a new line keeps the author's indentation relative to the paired lines, converted the
-  same way.
+  same way (kept as written when the author indented exactly as the program does: only
+  trailing whitespace differed, and a line in a string or aligned with a bracket is not
+  rounded to a level).
 
 Levels are converted by fitting ``program = k * author + c`` over the paired lines, ``k`` the
 program's unit over an author's (1, 2, 3, 4 or 8 columns): 1 for tabs for spaces or a uniform
@@ -227,6 +229,13 @@ class _Mapper:
             if search[i].strip() and found[j].strip()
         ]
         self.flat = len({a for a, _ in anchors}) == 1 and len({p for _, p in anchors}) > 1
+        # the author indented exactly as the program does (only trailing whitespace differed):
+        # lines that are not the program's own keep their indentation as written
+        self.identical = bool(anchors) and all(
+            _indent.indent_of(search[i]) == _indent.indent_of(found[j])
+            for i, j in to_found.items()
+            if search[i].strip() and found[j].strip()
+        )
         self.scale, self.offset, self.misfit = 1.0, 0.0, False
         self.fitting = anchors[0] if anchors else (0, 0)  # a paired line the fit holds for
         if not self.flat:
@@ -326,6 +335,11 @@ class _Mapper:
             if not body:
                 out.append(self.eol)
                 cols.append(None)
+                verbatim.append(False)
+                continue
+            if self.identical:
+                out.append(line.rstrip("\r") + self.eol)
+                cols.append(self.col(line))
                 verbatim.append(False)
                 continue
             if pair is not None:

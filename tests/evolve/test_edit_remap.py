@@ -214,6 +214,19 @@ def test_unchanged_lines_are_the_programs_bytes() -> None:
     assert "\treturn total\n" in source
 
 
+def test_an_author_indenting_as_the_program_does_keeps_new_lines_as_written() -> None:
+    """Only trailing whitespace differed: a new line inside a string, or aligned with a
+    bracket, keeps its indentation (no rounding to the program's levels)."""
+    answer = block(
+        "    total = 0  # running sum \n",
+        '    total = 0  # running sum\n    note = """\n     five\n"""\n'
+        "    t = f(1,\n          2)\n",
+    )
+    edit = apply_edit(PROGRAM, answer)
+    assert edit.match == "whitespace"
+    assert '    note = """\n     five\n"""\n    t = f(1,\n          2)\n    for' in edit.source
+
+
 def test_two_space_author_gets_the_programs_four_space_levels() -> None:
     answer = block(
         "  for i in range(n):\n    if i % 2:\n      total += x * i\n",
