@@ -3,8 +3,11 @@
 :func:`apply_edit` turns an answer (SEARCH/REPLACE blocks, or a whole program in a fenced
 block) into an :class:`AppliedEdit`, or raises an :class:`EditError` a model can act on. Blocks
 are located by the strongest of the rules in :data:`MATCH_KINDS` that finds them, and only
-where they apply unambiguously, inside an EVOLVE-BLOCK region. :func:`fenced_blocks` and
-:func:`is_format_line` are the answer parser's pieces that prompts and the offline model share.
+where they apply unambiguously, inside an EVOLVE-BLOCK region; a block found by a tolerant
+rule has its REPLACE text mapped the same way, line by line, and a guessed mapping is tried
+the other way when the child fails the ``check`` given (the syntax check).
+:func:`fenced_blocks` and :func:`is_format_line` are the answer parser's pieces that prompts
+and the offline model share.
 """
 
 from evoforge.evolve.edits._apply import AppliedEdit, apply_edit

@@ -10,6 +10,7 @@ every refusal in an :class:`EditError` that a model (or a person) can act on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -42,16 +43,24 @@ class AppliedEdit:
         match: the loosest matching rule any block needed (``"exact"`` < ``"whitespace"`` <
             ``"reindent"`` < ``"fuzzy"``, see :mod:`evoforge.evolve.edits`); None for a
             rewrite. Stored as ``programs.edit_match`` so a run shows how sloppy its model is.
+        problem: what the ``check`` given to :func:`apply_edit` said of ``source`` (None: it
+            passed, or no check was given), so the caller need not run it again.
     """
 
     source: str
     kind: Literal["diff", "rewrite"]
     n_blocks: int
     match: MatchKind | None = None
+    problem: str | None = None
 
 
 def apply_edit(
-    parent: str, answer: str, *, tolerant: bool = True, fuzzy_threshold: float = 0.9
+    parent: str,
+    answer: str,
+    *,
+    tolerant: bool = True,
+    fuzzy_threshold: float = 0.9,
+    check: Callable[[str], str | None] | None = None,
 ) -> AppliedEdit:
     """Apply a model's ``answer`` to ``parent`` and return the child.
 
@@ -69,6 +78,11 @@ def apply_edit(
             whitespace and uniform-indentation rules only (``"exact"``).
         fuzzy_threshold: least similarity of a SEARCH text to the span it is applied to when
             only the fuzzy rule finds it.
+        check: what is wrong with a child (the syntax check), None when nothing is. A diff
+            whose child fails it, and one of whose blocks had its REPLACE text mapped by a
+            guess (lost indentation, a fuzzy span: see :mod:`._remap`), is applied once more
+            with the other plausible mapping of every such block; that child is kept if it
+            passes. Either way :attr:`AppliedEdit.problem` holds the check's answer.
 
     Raises:
         EditError: the answer is unusable; the message names the block and the reason.
@@ -82,8 +96,9 @@ def apply_edit(
     lines = answer.split("\n")
     blocks = parse_blocks(lines)
     match: MatchKind | None = None
+    guessed = False
     if blocks:
-        source, match = _apply_diff(parent, blocks, tolerant, fuzzy_threshold)
+        source, match, guessed = _apply_diff(parent, blocks, tolerant, fuzzy_threshold)
         kind: Literal["diff", "rewrite"] = "diff"
     elif rewrites := file_rewrites(parent, lines):
         source = parent
@@ -100,16 +115,29 @@ def apply_edit(
             "the edit changes nothing: the result is identical to the current program; "
             "propose a change to the code between the EVOLVE-BLOCK markers"
         )
-    return AppliedEdit(source=source, kind=kind, n_blocks=len(blocks), match=match)
+    problem = None if check is None else check(source)
+    if problem is not None and guessed:
+        other, _, _ = _apply_diff(parent, blocks, tolerant, fuzzy_threshold, alternatives=True)
+        if other != parent and check is not None and check(other) is None:
+            source, problem = other, None
+    return AppliedEdit(source=source, kind=kind, n_blocks=len(blocks), match=match, problem=problem)
 
 
 # --- diffs ---------------------------------------------------------------------------------
 
 
 def _apply_diff(
-    parent: str, blocks: list[EditBlock], tolerant: bool, fuzzy_threshold: float
-) -> tuple[str, MatchKind]:
+    parent: str,
+    blocks: list[EditBlock],
+    tolerant: bool,
+    fuzzy_threshold: float,
+    *,
+    alternatives: bool = False,
+) -> tuple[str, MatchKind, bool]:
+    """The child, the loosest rule its blocks needed, and whether a block's REPLACE mapping had
+    an alternative (used instead of the preferred mapping when ``alternatives``)."""
     text = parent
+    guessed = False
     regions = find_blocks(parent, origin="parent program")
     loosest = 0
     budget = FuzzyBudget()
@@ -136,10 +164,14 @@ def _apply_diff(
                 raise
             raise EditError(f"{exc} (the block is headed by the file {scope.current})") from None
         start, end = program.span(found.first, found.count)
-        text = text[:start] + found.replacement + text[end:]
-        regions = _moved(regions, start, end, len(found.replacement))
+        replacement = found.replacement
+        if found.alternative is not None:
+            guessed = True
+            replacement = found.alternative if alternatives else replacement
+        text = text[:start] + replacement + text[end:]
+        regions = _moved(regions, start, end, len(replacement))
         loosest = max(loosest, MATCH_KINDS.index(kind))
-    return text, MATCH_KINDS[loosest]
+    return text, MATCH_KINDS[loosest], guessed
 
 
 def _moved(regions: list[Block], start: int, end: int, size: int) -> list[Block]:

@@ -34,9 +34,9 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-from evoforge.evolve.edits import _indent
 from evoforge.evolve.edits._lines import Candidate, ProgramLines
 from evoforge.evolve.edits._parse import EditBlock, EditError
+from evoforge.evolve.edits._remap import ABOVE, remap
 
 MARGIN = 0.02
 """How much less similar the best span's closest non-overlapping rival must be."""
@@ -105,10 +105,9 @@ def fuzzy_place(
         return None
     found = program.raw[best.first : best.first + best.count]
     replace = block.replace.split("\n")[:-1]
-    lines = _fit(program, search, found, replace)
-    if lines is None:
-        return None
-    return Candidate(best.first, best.count, "".join(line + "\n" for line in lines))
+    above = program.raw[max(best.first - ABOVE, 0) : best.first]
+    mapped = remap(search, found, replace, program.raw, above=above, unsure=True)
+    return Candidate(best.first, best.count, mapped.text, mapped.alternative)
 
 
 def _scan(
@@ -205,27 +204,3 @@ def _exhausted(block: EditBlock) -> EditError:
         f"(first line: {first[:120]!r}), and the answer is too large to look for an "
         "approximate match; copy the lines exactly, with their indentation"
     )
-
-
-def _fit(
-    program: ProgramLines, search: list[str], found: list[str], replace: list[str]
-) -> list[str] | None:
-    """The REPLACE lines indented like the found span.
-
-    The lines need not pair up (the span may be a line longer or shorter), so the shift is the
-    one between the first non-blank SEARCH line and the first non-blank found line; a SEARCH
-    text flush left against nested lines gets the lost-indentation mapping instead.
-    """
-    tabs = _indent.uses_tabs(found, program.raw)
-    levels = {_indent.indent_of(line) for line in found if line.strip()}
-    if _indent.lost_indent(search, found) and len(levels) > 1:
-        unit = _indent.indent_unit(found, tabs, _indent.TAB_WIDTHS[0])
-        return _indent.line_ending_fix(_indent.map_indent(replace, found, unit), found)
-    s0 = next((line for line in search if line.strip()), "")
-    f0 = next((line for line in found if line.strip()), "")
-    width = _indent.TAB_WIDTHS[0]
-    delta = _indent.columns(_indent.indent_of(f0), width) - _indent.columns(
-        _indent.indent_of(s0), width
-    )
-    shifted = _indent.shift(replace, delta, tabs, width)
-    return None if shifted is None else _indent.line_ending_fix(shifted, found)

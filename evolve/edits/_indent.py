@@ -9,6 +9,9 @@ touched: a tab inside a line (in a string literal) is never rewritten.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
 TAB_WIDTHS = (4, 8)
 """Tab widths tried when a model's tabs meet a program's spaces (or the reverse)."""
 
@@ -39,7 +42,7 @@ def render(cols: int, tabs: bool, tab_width: int) -> str:
     return "\t" * (cols // tab_width) + " " * (cols % tab_width) if tabs else " " * cols
 
 
-def uses_tabs(found: list[str], program_lines: list[str]) -> bool:
+def uses_tabs(found: Sequence[str], program_lines: Sequence[str]) -> bool:
     """Whether the program indents with tabs: judged on the found lines, else the program."""
     for lines in (found, program_lines):
         for line in lines:
@@ -56,6 +59,30 @@ def indent_unit(found: list[str], tabs: bool, tab_width: int) -> str:
     levels = sorted({columns(indent_of(line), tab_width) for line in found if line.strip()})
     steps = [b - a for a, b in zip(levels, levels[1:], strict=False) if b > a]
     return " " * (min(steps) if steps else 4)
+
+
+def opens(line: str) -> bool:
+    """Whether ``line`` opens a deeper level: it ends with ``:`` or an opening bracket (a
+    trailing ``#`` comment after two spaces aside)."""
+    code = line.split("  #", 1)[0].rstrip()
+    return code.endswith(_OPENERS)
+
+
+def step_unit(lines: Iterable[str], tab_width: int) -> int | None:
+    """The most common step in columns from a line that opens a level to the deeper line
+    after it: the indentation unit of code whose continuation lines make the smallest step
+    misleading. None when no line opens a level."""
+    steps: Counter[int] = Counter()
+    prev: str | None = None
+    for line in lines:
+        if not line.strip():
+            continue
+        if prev is not None and opens(prev):
+            step = columns(indent_of(line), tab_width) - columns(indent_of(prev), tab_width)
+            if step > 0:
+                steps[step] += 1
+        prev = line
+    return steps.most_common(1)[0][0] if steps else None
 
 
 def line_ending_fix(replace: list[str], found: list[str]) -> list[str]:
@@ -131,34 +158,3 @@ def lost_indent(search: list[str], found: list[str]) -> bool:
     return all(not indent_of(s) for s in search if s.strip()) and any(
         indent_of(f) for f in found if f.strip()
     )
-
-
-def map_indent(replace: list[str], found: list[str], unit: str) -> list[str]:
-    """Indent a REPLACE text whose indentation was lost, from the found lines.
-
-    A REPLACE line whose text equals a found line's takes that line's indentation (the next
-    such line after the previous one used, so repeated lines keep their order). A new line
-    takes the indentation of the line before it, one ``unit`` deeper when that line ends with
-    ``:`` or an opening bracket. This is a guess: a new line that closes a nested body is put
-    one level too deep, and the child's syntax check (Python) or evaluation then reports it.
-    """
-    known = [(f.strip(), indent_of(f)) for f in found if f.strip()]
-    out: list[str] = []
-    cursor = 0
-    prev_indent = known[0][1] if known else ""
-    prev_body = ""
-    for line in replace:
-        body = line.strip()
-        if not body:
-            out.append("")
-            continue
-        at = next((i for i in range(cursor, len(known)) if known[i][0] == body), None)
-        if at is None:
-            at = next((i for i in range(len(known)) if known[i][0] == body), None)
-        if at is not None:
-            indent, cursor = known[at][1], at + 1
-        else:
-            indent = prev_indent + (unit if prev_body.endswith(_OPENERS) else "")
-        out.append(indent + line.lstrip().rstrip("\r"))
-        prev_indent, prev_body = indent, body
-    return out

@@ -11,7 +11,7 @@ import bisect
 import itertools
 import operator
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evoforge.problems import Block
 
@@ -19,11 +19,25 @@ from evoforge.problems import Block
 @dataclass(frozen=True)
 class Candidate:
     """A place a SEARCH text could apply: ``count`` lines from line index ``first`` (0-based),
-    and the text that would replace them."""
+    and the text that would replace them.
+
+    ``alternative`` is another plausible replacement (see :mod:`._remap`). A rule that maps the
+    REPLACE text line by line gives ``mapping`` instead, which :meth:`resolved` calls: only for
+    the one place a block is applied to, not for every place a rule looks at.
+    """
 
     first: int
     count: int
     replacement: str
+    alternative: str | None = None
+    mapping: Callable[[], tuple[str, str | None]] | None = field(default=None, compare=False)
+
+    def resolved(self) -> Candidate:
+        """This candidate with its replacement (and alternative) computed."""
+        if self.mapping is None:
+            return self
+        text, alternative = self.mapping()
+        return Candidate(self.first, self.count, text, alternative)
 
 
 class ProgramLines:

@@ -7,18 +7,22 @@ Rules, tried in this order for each block (:data:`MATCH_KINDS`):
 ``whitespace``
     The lines are equal once trailing whitespace (a CRLF answer's ``\\r`` included) is
     dropped and, when tolerant, leading tabs are expanded (widths 4 and 8): a model writing
-    tabs where the program has spaces, or the reverse. The REPLACE text's indentation is then
-    re-written the program's way, so the child's indentation stays consistent.
+    tabs where the program has spaces, or the reverse.
 ``reindent``
-    The lines are equal once stripped and either every line is shifted by the same amount
-    (the REPLACE text is shifted the same way), or, when tolerant, the SEARCH text lost all
-    its indentation while the program's lines are nested: the found lines' indentation is
-    mapped onto the REPLACE lines (:func:`~._indent.map_indent`; a guess, which the child's
-    syntax check catches when wrong). That case is ``reindent`` too: the text matched line
-    for line and only indentation was recovered, which is what ``reindent`` records.
+    The lines are equal once stripped and either every line is shifted by the same amount,
+    or, when tolerant, the SEARCH text lost all its indentation while the program's lines
+    are nested. That case is ``reindent`` too: the text matched line for line and only
+    indentation was recovered, which is what ``reindent`` records.
 ``fuzzy``
     Tolerant only, when no rule above found any place: the one clearly closest span inside a
     region (:mod:`._fuzzy`).
+
+The REPLACE text goes in as written after ``exact``. After a tolerant rule it is mapped line
+by line the way the SEARCH text was found (:func:`~._remap.remap`: unchanged lines are the
+program's bytes, changed and new ones get the program's indentation); where that mapping
+guessed, its other plausible reading rides along for :func:`~._apply.apply_edit` to try when
+the child fails its check. ``edit_matching = "exact"`` keeps the REPLACE text as written, or
+shifted by the SEARCH text's uniform prefix.
 
 Safety, whatever the rule: a block is applied only at a place wholly inside one EVOLVE-BLOCK
 region (a marker line is never part of a match), and only when the first rule that finds
@@ -38,6 +42,7 @@ from evoforge.evolve.edits import _indent
 from evoforge.evolve.edits._fuzzy import FuzzyBudget, fuzzy_place
 from evoforge.evolve.edits._lines import Candidate, ProgramLines
 from evoforge.evolve.edits._parse import EditBlock, EditError
+from evoforge.evolve.edits._remap import ABOVE, remap
 from evoforge.problems import END_MARKER, START_MARKER
 
 MatchKind = Literal["exact", "whitespace", "reindent", "fuzzy"]
@@ -85,7 +90,7 @@ def locate(
             elif outside is None:
                 outside = candidate
         if len(inside) == 1 and not truncated:
-            return inside[0], kind
+            return inside[0].resolved(), kind
         if inside or truncated:
             raise _ambiguous(program, block, inside, truncated)
         if outside is not None:
@@ -199,7 +204,7 @@ def _tab_widths(program: ProgramLines, block: EditBlock) -> tuple[int, ...]:
 
 def _whitespace(program: ProgramLines, block: EditBlock) -> Iterator[Candidate | None]:
     """Equal once trailing whitespace is dropped and leading tabs expanded; the REPLACE text is
-    re-indented in the program's style when the SEARCH's indentation differed in characters."""
+    mapped onto the found lines (:func:`~._remap.remap`)."""
     replace = search_lines(block.replace)
     tabless = "\t" not in program.text
     for width in _tab_widths(program, block):
@@ -213,41 +218,37 @@ def _whitespace(program: ProgramLines, block: EditBlock) -> Iterator[Candidate |
             if first < 0:
                 yield None
                 return
-            same = all(
-                _indent.indent_of(s) == _indent.indent_of(f)
-                for s, f in zip(search, found, strict=True)
-                if s.strip()
-            )
-            if same:
-                lines = replace
-            else:
-                tabs = _indent.uses_tabs(found, program.raw)
-                lines = _indent.shift(replace, 0, tabs, width) or replace  # delta 0: never None
-            yield Candidate(first, len(search), _joined(_indent.line_ending_fix(lines, found)))
+            mapping = _mapping(program, first, search, found, replace, width)
+            yield Candidate(first, len(search), "", mapping=mapping)
 
 
-def reindent_replace(
-    program: ProgramLines, search: list[str], found: list[str], replace: list[str]
-) -> list[str] | None:
-    """The REPLACE lines indented to fit ``found`` (which equals ``search`` but for
-    indentation), or None when the SEARCH's relative indentation is inconsistent."""
-    delta = _indent.prefix_delta(search, found)
-    if delta is not None:
-        shifted = _indent.prefix_shift(replace, *delta)
-        if shifted is not None:
-            return shifted
-    tabs = _indent.uses_tabs(found, program.raw)
+def _mapping(
+    program: ProgramLines,
+    first: int,
+    search: list[str],
+    found: list[str],
+    replace: list[str],
+    width: int = _indent.TAB_WIDTHS[0],
+) -> Callable[[], tuple[str, str | None]]:
+    """The deferred :func:`~._remap.remap` of a candidate's REPLACE lines."""
+
+    def mapped() -> tuple[str, str | None]:
+        above = program.raw[max(first - ABOVE, 0) : first]
+        result = remap(search, found, replace, program.raw, above=above, tab_width=width)
+        return result.text, result.alternative
+
+    return mapped
+
+
+def reindentable(search: list[str], found: list[str]) -> bool:
+    """Whether ``found`` equals ``search`` but for indentation the ``reindent`` rule recovers:
+    one uniform shift (in characters, or in columns at a tab width) or lost indentation."""
+    if _indent.prefix_delta(search, found) is not None:
+        return True
     widths = _indent.TAB_WIDTHS if any("\t" in line for line in search + found) else (4,)
-    for width in widths:
-        cols = _indent.column_delta(search, found, width)
-        if cols is not None:
-            shifted = _indent.shift(replace, cols, tabs, width)
-            if shifted is not None:
-                return shifted
-    if _indent.lost_indent(search, found):
-        unit = _indent.indent_unit(found, tabs, _indent.TAB_WIDTHS[0])
-        return _indent.map_indent(replace, found, unit)
-    return None
+    if any(_indent.column_delta(search, found, width) is not None for width in widths):
+        return True
+    return _indent.lost_indent(search, found)
 
 
 def _reindent(program: ProgramLines, block: EditBlock) -> Iterator[Candidate | None]:
@@ -257,10 +258,10 @@ def _reindent(program: ProgramLines, block: EditBlock) -> Iterator[Candidate | N
         if first < 0:
             yield None
             return
-        lines = reindent_replace(program, search, found, replace)
-        if lines is not None:
-            lines = _indent.line_ending_fix(lines, found)
-            yield Candidate(first, len(search), _joined(lines))
+        if reindentable(search, found):
+            yield Candidate(
+                first, len(search), "", mapping=_mapping(program, first, search, found, replace)
+            )
 
 
 _STRICT: tuple[Rule, ...] = (_exact, _strict_whitespace, _strict_reindent)

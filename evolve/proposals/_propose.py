@@ -75,6 +75,7 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
             completion.text,
             tolerant=setup.edit_matching == "tolerant",
             fuzzy_threshold=setup.fuzzy_threshold,
+            check=functools.partial(check_program_syntax, language=setup.problem.language),
         )
     except EditError as exc:
         return Proposal(
@@ -86,7 +87,7 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
         )
     # Other languages (an OpenEvolve folder's C or Rust program) are checked by their evaluator;
     # a repository bundle's Python files are checked one by one, whatever the bundle's language.
-    syntax = check_program_syntax(child.source, setup.problem.language)
+    syntax = child.problem  # check_program_syntax's answer (apply_edit ran it)
     return Proposal(
         request.seq,
         completion,

@@ -146,17 +146,20 @@ def test_lost_indentation_new_line_after_a_colon_goes_one_level_deeper() -> None
     )
 
 
-def test_lost_indentation_wrong_guess_is_caught_by_the_syntax_check() -> None:
-    """A new line that closes a body (``else:``) is guessed at the previous line's level, one
-    too deep: the documented limit of the guess, which the child's syntax check reports."""
+def test_lost_indentation_else_goes_at_the_level_of_its_if() -> None:
+    """A new line that continues a statement (``else:``) is put at the level of the ``if`` it
+    continues, not at the previous line's (one body too deep, a syntax error)."""
     answer = block(
         "if i % 2:\ntotal += x * i\nreturn total\n",
         "if i % 2:\ntotal += x * i\nelse:\ntotal -= 1\nreturn total\n",
     )
     edit = apply(answer)
     assert edit.match == "reindent"
-    assert "    total += x * i\n            else:\n                total -= 1\n" in edit.source
-    assert _syntax.check_syntax(edit.source) is not None
+    assert (
+        "        if i % 2:\n            total += x * i\n        else:\n            total -= 1\n"
+        in (edit.source)
+    )
+    assert _syntax.check_syntax(edit.source) is None
 
 
 def test_context_line_off_by_a_space_is_fuzzy() -> None:
@@ -409,16 +412,15 @@ def test_frozen_text_never_changes(parent: str, answer: str, tolerant: bool) -> 
 # --- plumbing ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("matching", "applied"), [("tolerant", True), ("exact", False)])
-def test_proposal_setup_chooses_the_matching(monkeypatch, tiny, matching, applied) -> None:
-    problem = load_problem(tiny)
-    answer = block("\ta = 0.5\n", "\ta = 0.75\n")  # a tab for the seed's 4 spaces
+def _propose_answer(monkeypatch, folder, answer: str, matching: str = "tolerant"):
+    """The proposal made from ``answer`` to the seed of the problem in ``folder``."""
+    problem = load_problem(folder)
 
     async def fake_complete(spec, messages, **kwargs):
         return Completion(answer, spec.model, 0.0)
 
     monkeypatch.setattr(_propose, "complete", fake_complete)
-    config = RunConfig(problem=str(tiny))
+    config = RunConfig(problem=str(folder))
     setup = ProposalSetup(
         problem, config.prompts, 0.7, 100, config.retry, (OFFLINE,), edit_matching=matching
     )
@@ -437,12 +439,42 @@ def test_proposal_setup_chooses_the_matching(monkeypatch, tiny, matching, applie
     )
     context = PromptContext(Mode.DIFF, parent)
     request = ProposalRequest(1, context, ModelSpec(model=OFFLINE), 1, (1,))
-    proposal = asyncio.run(_propose.propose(setup, request))
+    return asyncio.run(_propose.propose(setup, request))
+
+
+@pytest.mark.parametrize(("matching", "applied"), [("tolerant", True), ("exact", False)])
+def test_proposal_setup_chooses_the_matching(monkeypatch, tiny, matching, applied) -> None:
+    answer = block("\ta = 0.5\n", "\ta = 0.75\n")  # a tab for the seed's 4 spaces
+    proposal = _propose_answer(monkeypatch, tiny, answer, matching)
     if applied:
         assert proposal.child is not None and proposal.child.match == "whitespace"
         assert "\n    a = 0.75\n" in proposal.child.source
     else:
         assert proposal.child is None and "not found" in (proposal.edit_error or "")
+
+
+MATCH_SEED = """
+    # EVOLVE-BLOCK-START
+    def main():
+        a = 0.5
+        match a:
+            case 1:
+                b = 1.0
+            case _:
+                b = 0.25
+        return [a, b]
+    # EVOLVE-BLOCK-END
+"""
+
+
+def test_a_proposal_retries_a_guessed_mapping_before_a_syntax_error(monkeypatch, make_problem):
+    """Indentation dropped: the new ``case`` guessed at the level of the line above does not
+    parse; the proposal's syntax check makes apply_edit try the other reading, which does."""
+    folder = make_problem(TRIVIAL_SPEC, MATCH_SEED)
+    answer = block("b = 1.0\ncase _:\n", "b = 1.0\ncase 2:\nb = 2.0\ncase _:\n")
+    proposal = _propose_answer(monkeypatch, folder, answer)
+    assert proposal.child is not None and proposal.syntax_error is None
+    assert "        case 2:\n            b = 2.0\n        case _:\n" in proposal.child.source
 
 
 @pytest.fixture
