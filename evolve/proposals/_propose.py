@@ -12,6 +12,7 @@ proposal wherever it runs (what keeps a one-slot run reproducible).
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np

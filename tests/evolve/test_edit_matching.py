@@ -23,7 +23,7 @@ from evoforge.evolve.edits import MATCH_KINDS, AppliedEdit, EditError, apply_edi
 from evoforge.evolve.models import Completion, ModelSpec
 from evoforge.evolve.prompts import PromptContext
 from evoforge.evolve.prompts._modes import Mode
-from evoforge.evolve.proposals import ProposalRequest, ProposalSetup, _propose
+from evoforge.evolve.proposals import ProposalRequest, ProposalSetup, _call, _propose
 from evoforge.problems import load_problem
 from evoforge.problems._blocks import frozen_parts
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
@@ -419,7 +419,7 @@ def _propose_answer(monkeypatch, folder, answer: str, matching: str = "tolerant"
     async def fake_complete(spec, messages, **kwargs):
         return Completion(answer, spec.model, 0.0)
 
-    monkeypatch.setattr(_propose, "complete", fake_complete)
+    monkeypatch.setattr(_call, "complete", fake_complete)  # the call _propose makes
     config = RunConfig(problem=str(folder))
     setup = ProposalSetup(
         problem, config.prompts, 0.7, 100, config.retry, (OFFLINE,), edit_matching=matching
