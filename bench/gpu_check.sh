@@ -23,8 +23,10 @@
 #   suite.md/.jsonl     an offline evolution run on kernel_suite --target triton
 #   kernelbench.md/...  the same on three KernelBench level-1 tasks (both targets on a GPU)
 #   summary.txt         one line per step: exit status, seconds so far
-# GPU_CHECK_S is the whole script's time (default 480 s on a GPU, 600 s with --cpu); each
+# GPU_CHECK_S is the whole script's time (default 480 s on a GPU, 900 s with --cpu); each
 # step has its own limit besides; the exit status is 1 when a step failed or was skipped.
+# GPU_CHECK_BUDGET (default 2) is the evaluations per task, the seed's included;
+# GPU_CHECK_TASKS how many kernel_suite tasks (default 9 on a GPU, 2 with --cpu).
 export PYTHONUNBUFFERED=1 LITELLM_LOCAL_MODEL_COST_MAP=True
 cpu=0
 [ "${1:-}" = "--cpu" ] && cpu=1
@@ -56,11 +58,11 @@ step() {
 
 if [ $cpu = 1 ]; then
     python=python
-    total=${GPU_CHECK_S:-600}
-    budget=2
-    suite_tasks=2
+    total=${GPU_CHECK_S:-900}
+    budget=${GPU_CHECK_BUDGET:-2}
+    suite_tasks=${GPU_CHECK_TASKS:-2}
     targets=triton
-    evolve_s=300  # per evolution step: the trusted baseline compiles C++ on the CPU
+    evolve_s=400  # per evolution step: the trusted baseline compiles C++ on the CPU
     marker=(-m gpu --collect-only)  # the GPU tests still import and collect here
 else
     nvidia-smi -L
@@ -68,8 +70,8 @@ else
         --target /tmp/site .whl/*.whl || exit 3
     export PYTHONPATH=/tmp/site:$PWD/src
     python=python3
-    budget=3
-    suite_tasks=9
+    budget=${GPU_CHECK_BUDGET:-2}
+    suite_tasks=${GPU_CHECK_TASKS:-9}
     targets=triton,cuda
     evolve_s=150
     marker=(-m gpu -rA --tb=short)
