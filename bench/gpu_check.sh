@@ -63,7 +63,7 @@ if [ $cpu = 1 ]; then
     suite_tasks=${GPU_CHECK_TASKS:-2}
     targets=triton
     evolve_s=400  # per evolution step: the trusted baseline compiles C++ on the CPU
-    marker=(-m gpu --collect-only)  # the GPU tests still import and collect here
+    collect=--collect-only  # the GPU tests still import and collect here
 else
     nvidia-smi -L
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -74,12 +74,13 @@ else
     suite_tasks=${GPU_CHECK_TASKS:-9}
     targets=triton,cuda
     evolve_s=150
-    marker=(-m gpu -rA --tb=short)
+    collect="-rA --tb=short"
     step probe 60 $python bench/cuda_sandbox_probe.py
 fi
 export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD
-tests() {  # tests FILE LIMIT
-    step "$1" "$2" $python -m pytest "${marker[@]}" -p no:cacheprovider -q "tests/evaluators/$1.py"
+tests() {  # tests FILE LIMIT [MARKERS]: its tests marked gpu, or those MARKERS selects
+    step "$1" "$2" $python -m pytest -m "${3:-gpu}" $collect -p no:cacheprovider -q \
+        "tests/evaluators/$1.py"
 }
 # Cheapest and most telling first; the CUDA extension build (test_cuda) takes minutes.
 tests test_anticheat 60
@@ -89,7 +90,7 @@ step kernelbench $evolve_s $python bench/gpu_check.py kernelbench --out "$OUT" -
 step suite $evolve_s $python bench/gpu_check.py suite --out "$OUT" --budget $budget \
     --tasks $suite_tasks $([ $cpu = 1 ] && echo --cpu)
 tests test_adapted_kernelbench 120
-tests test_kernelbench 90
+tests test_kernelbench 90 "not slow"  # no gpu marks: on a GPU every test times on it
 tests test_cuda 240
 cat "$OUT"/kernelbench.md "$OUT"/suite.md 2>/dev/null
 exit $failed

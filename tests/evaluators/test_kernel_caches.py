@@ -43,9 +43,11 @@ import torch
 import torch.nn as nn
 
 
+# EVOLVE-BLOCK-START
 class ModelNew(nn.Module):
     def forward(self, x):
         return torch.relu(x)
+# EVOLVE-BLOCK-END
 """
 
 POISONER = """
