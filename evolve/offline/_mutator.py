@@ -5,9 +5,10 @@ SEARCH/REPLACE blocks that :func:`evoforge.evolve.edits.apply_edit` applies with
 pure function of its arguments (and the state of ``rng``), so runs are reproducible.
 
 Operators and default weights (:data:`DEFAULT_WEIGHTS`): constant perturbation dominates,
-because tuning constants is what improves parametric programs; operator and comparison swaps,
-statement duplication, deletion and reordering explore structure; crossover copies a
-definition, or the differing numbers of a structurally identical one, from an inspiration.
+because tuning constants is what improves parametric programs (a kernel's block sizes, warp
+and stage counts move by factors of two: :mod:`~evoforge.evolve.offline._knobs`); operator and
+comparison swaps, statement duplication, deletion and reordering explore structure; crossover
+copies a definition, or the differing numbers of a structurally identical one, from an inspiration.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from evoforge.evolve.offline._crewrites import (
     swap_operands,
 )
 from evoforge.evolve.offline._crossover import crossover_candidates
+from evoforge.evolve.offline._knobs import is_power_of_two, knob_name, step_knob
 from evoforge.evolve.offline._tree import (
     COMPARISONS,
     SWAPS,
@@ -148,7 +150,10 @@ def _constant(prog: Program, rng: np.random.Generator) -> Mutation | None:
     new_text: str | None
     if kind == "integer":
         value = int(number)
-        new_text = str(_perturb_int(value, prog.min_int(node, value), rng)) + suffix
+        if is_power_of_two(value) and knob_name(node):  # a block size, a warp count
+            new_text = str(step_knob(value, rng)) + suffix
+        else:
+            new_text = str(_perturb_int(value, prog.min_int(node, value), rng)) + suffix
     else:
         new = _perturb_float(float(number), rng)
         new_text = _format_float(new, number) if math.isfinite(new) else None

@@ -39,6 +39,14 @@ from evoforge.evaluators.sandbox import (
 NO_GPU_TIMING = "timing unavailable: no CUDA GPU (Triton interpreter checks correctness only)"
 _SANITY_TOLERANCE = 0.10  # reference timed against itself: more than 10 % apart is noise
 _BASELINE_DRIFT = 1.20  # the reference in the candidate's process vs in the trusted one
+COMPILE_MEMORY_MB = 4096
+"""Least memory (address space per process) of a run that calls ``torch.compile``: inductor,
+its compile workers and GCC's ``cc1plus`` on large generated C++ (the baseline is trusted
+code; the limit only stops a runaway)."""
+COMPILE_FILE_MB = 512
+"""Largest file a run that calls ``torch.compile`` may write (a shared object, a cubin);
+inductor's precompiled header, the largest (over 64 MiB), is switched off
+(:mod:`evoforge.evaluators.kernels.kernelbench._caches`)."""
 
 
 def main() -> int:
@@ -113,6 +121,7 @@ def main() -> int:
         timing=_timing_settings(request) if cuda else None,
         atol=request.get("atol"),
         rtol=request.get("rtol"),
+        inputs_function="get_inputs" if cuda else function,
     )
     input_mb = _nbytes(trials) / 2**20
     answer = _evaluate(request, ctx, digests, isolation, input_mb, inputs_note)
@@ -186,15 +195,12 @@ def _evaluate(
     from evoforge.evaluators.kernels.kernelbench._harness import reference_job
 
     baseline = None
-    if cuda and not request.get("baseline"):
-        baseline = ctx.timing  # measure the trusted baseline once per evaluator and device
+    if not request.get("baseline") and (cuda or request.get("cpu_baseline")):
+        # the trusted eager vs torch.compile baseline, once per evaluator and device
+        baseline = ctx.timing or _timing_settings(request)
     reference = run_sandboxed(
         lambda: reference_job(ctx, precision=True, baseline=baseline),
-        Limits(
-            timeout_s=float(request.get("reference_timeout_s", 300)),
-            memory_mb=None if cuda else request.get("memory_mb"),
-            result_mb=int(16 + 12 * input_mb),
-        ),
+        _reference_limits(request, cuda, input_mb, compiles=baseline is not None),
     )
     timings["reference_s"] = reference.eval_s
     if reference.status.value != "ok":
@@ -216,13 +222,29 @@ def _reference_fails(request: dict[str, Any], ctx: Any, input_mb: float) -> str:
 
     reference = run_sandboxed(
         lambda: reference_job(ctx, precision=False, baseline=None),
-        Limits(
-            timeout_s=float(request.get("reference_timeout_s", 300)),
-            memory_mb=None if ctx.cuda else request.get("memory_mb"),
-            result_mb=int(16 + 12 * input_mb),
-        ),
+        _reference_limits(request, ctx.cuda, input_mb, compiles=False),
     )
     return "" if reference.status.value == "ok" else _describe(reference)
+
+
+def _reference_limits(
+    request: dict[str, Any], cuda: bool, input_mb: float, *, compiles: bool
+) -> Limits:
+    """The reference run's limits; one that measures the trusted baseline also gets what
+    ``torch.compile`` needs: its compile time (``baseline_timeout_s``), room for inductor's
+    files and compilers (a C++ compiler on a CPU: at least :data:`COMPILE_MEMORY_MB`)."""
+    timeout_s = float(request.get("reference_timeout_s", 300))
+    memory_mb = None if cuda else request.get("memory_mb")
+    if not compiles:
+        return Limits(timeout_s=timeout_s, memory_mb=memory_mb, result_mb=int(16 + 12 * input_mb))
+    if memory_mb is not None:
+        memory_mb = max(int(memory_mb), COMPILE_MEMORY_MB)
+    return Limits(
+        timeout_s=timeout_s + float(request.get("baseline_timeout_s", 300)),
+        memory_mb=memory_mb,
+        file_size_mb=COMPILE_FILE_MB,
+        result_mb=int(16 + 12 * input_mb),
+    )
 
 
 def _judge(
@@ -309,6 +331,9 @@ def _judge(
             artifacts["profile"] = str(run.header["profile"])[:4000]
     else:
         metrics["timing"] = NO_GPU_TIMING
+        baseline = request.get("baseline") or reference.header.get("baseline")
+        if isinstance(baseline, dict):
+            metrics.update(cpu_baseline_metrics(baseline))
     metrics["correct"] = True
     return _score(request, metrics, artifacts)
 
@@ -377,6 +402,22 @@ def _timing_metrics(
         artifacts["timing_notes"] = "; ".join(notes)
         metrics["timing_notes"] = notes
     return ""
+
+
+def cpu_baseline_metrics(baseline: dict[str, Any]) -> dict[str, Any]:
+    """The trusted eager vs ``torch.compile`` baseline measured on the CPU, as metrics (the
+    candidate itself is not timed there: the interpreter says nothing about speed)."""
+    if "error" in baseline:
+        return {"trusted_baseline_error": str(baseline["error"])}
+    eager, compiled = baseline["eager"], baseline["compile"]
+    return {
+        "trusted_eager_ms": float(eager["median_ms"]),
+        "trusted_compile_ms": float(compiled["median_ms"]),
+        "trusted_eager_cv": float(eager["cv"]),
+        "trusted_compile_cv": float(compiled["cv"]),
+        "trusted_compile_s": float(baseline.get("compile_s", 0.0)),
+        "trusted_device": str(baseline.get("device", "cpu")),
+    }
 
 
 def _score(request: dict[str, Any], metrics: dict[str, Any], artifacts: dict[str, str]) -> dict:

@@ -43,6 +43,11 @@ Options (``problem.options``): ``task_file`` ("task.py"), ``trials`` (5), ``smal
 ("get_inputs_small"), ``atol``/``rtol`` (by dtype), ``precision_floor`` (by dtype),
 ``timing_repeats`` (100), ``timing_warmups`` (3), ``flush_mib`` (256), ``sanity_repeats``
 (20), ``gpu_timeout_s`` (max(timeout_s, 300)), ``reference_timeout_s`` (300),
+``baseline_timeout_s`` (300: more time for the run that measures the trusted baseline,
+``torch.compile`` included), ``cpu_baseline`` (False: without a GPU, also measure the trusted
+eager vs ``torch.compile`` baseline on the CPU, once per evaluator, as the metrics
+``trusted_eager_ms``, ``trusted_compile_ms``, ``trusted_eager_cv``, ``trusted_compile_cv``;
+it checks that ``torch.compile`` works in the sandbox here, and costs one compile),
 ``suspicious_speedup`` (10), ``peak_bandwidth_gbs`` (10000), ``target`` ("auto",
 "cpu-interpret"), ``sandbox_user`` ("nobody"), ``sandbox_network`` ("server").
 
@@ -98,6 +103,8 @@ _DEFAULTS: Mapping[str, Any] = {
     "flush_mib": 256,
     "sanity_repeats": 20,
     "reference_timeout_s": 300.0,
+    "baseline_timeout_s": 300.0,
+    "cpu_baseline": False,
     "suspicious_speedup": 10.0,
     "peak_bandwidth_gbs": 10000.0,
     "target": "auto",
@@ -200,6 +207,9 @@ class KernelBenchEvaluator(Evaluator):
         problem, config = self.problem, self.config
         cuda = device is not None
         timeout_s = config["gpu_timeout_s"] if cuda else problem.timeout_s
+        where = device.key if device is not None else "cpu"
+        baseline = self._baselines.get(where)
+        wants_baseline = cuda or config["cpu_baseline"]
         request = {
             "source": source,
             "kind": self.kind,
@@ -217,7 +227,9 @@ class KernelBenchEvaluator(Evaluator):
                 "flush_mib": config["flush_mib"],
                 "sanity_repeats": config["sanity_repeats"],
             },
-            "baseline": self._baselines.get(device.key) if device else None,
+            "baseline": baseline,
+            "cpu_baseline": config["cpu_baseline"] and not cuda,
+            "baseline_timeout_s": config["baseline_timeout_s"],
             "shrunk": None if cuda else self._shrunk,
             "timeout_s": timeout_s,
             "memory_mb": problem.memory_mb,
@@ -231,15 +243,15 @@ class KernelBenchEvaluator(Evaluator):
         env = _runner_env(problem.options.get("sandbox_env") or ())
         if device is not None:
             env["CUDA_VISIBLE_DEVICES"] = device.details.get("uuid") or str(device.index)
+        deadline_s = timeout_s + config["reference_timeout_s"] + _RUNNER_MARGIN_S
+        if wants_baseline and baseline is None:
+            deadline_s += config["baseline_timeout_s"]
         start = time.perf_counter()
         reply = await call_runner(
-            "evoforge.evaluators.kernels.kernelbench",
-            request,
-            deadline_s=timeout_s + config["reference_timeout_s"] + _RUNNER_MARGIN_S,
-            env=env,
+            "evoforge.evaluators.kernels.kernelbench", request, deadline_s=deadline_s, env=env
         )
-        if device is not None and isinstance(reply.get("baseline"), dict):
-            self._baselines[device.key] = reply["baseline"]
+        if wants_baseline and isinstance(reply.get("baseline"), dict):
+            self._baselines[where] = reply["baseline"]
         if isinstance(reply.get("shrunk"), dict):  # from the trusted runner, never a candidate
             self._shrunk = reply["shrunk"]
         return self._result(reply, time.perf_counter() - start, device)
@@ -286,6 +298,7 @@ def read_config(problem: Problem) -> dict[str, Any]:
         "flush_mib": number("flush_mib", minimum=0, integer=True),
         "sanity_repeats": number("sanity_repeats", minimum=4, integer=True),
         "reference_timeout_s": number("reference_timeout_s", minimum=1),
+        "baseline_timeout_s": number("baseline_timeout_s", minimum=1),
         "suspicious_speedup": number("suspicious_speedup", minimum=1),
         "peak_bandwidth_gbs": number("peak_bandwidth_gbs", minimum=1),
         "atol": number("atol", minimum=0, optional=True),
@@ -308,7 +321,15 @@ def read_config(problem: Problem) -> dict[str, Any]:
             f"{task} does not exist; put the KernelBench task (Model, get_inputs, "
             "get_init_inputs) there or name its file",
         )
-    config.update(task_path=str(task), small_inputs=options["small_inputs"])
+    if not isinstance(options["cpu_baseline"], bool):
+        raise ProblemSpecError(
+            path, "options['cpu_baseline']", f"found {options['cpu_baseline']!r}; use True or False"
+        )
+    config.update(
+        task_path=str(task),
+        small_inputs=options["small_inputs"],
+        cpu_baseline=options["cpu_baseline"],
+    )
     return config
 
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from evoforge.evaluators.kernels.kernelbench._build import NOT_RUN, BuildHooks, CompileFailed
+from evoforge.evaluators.kernels.kernelbench._caches import private_caches
 from evoforge.evaluators.kernels.kernelbench._guards import (
     Canaries,
     InterpreterBounds,
@@ -68,6 +69,8 @@ class Context:
         init_inputs: the constructor arguments.
         trials: each trial's inputs, CPU tensors made from a hidden seed.
         timing: how to time (``None``: correctness only).
+        inputs_function: the task's function that makes the trusted baseline's inputs
+            (``get_inputs``; on a CPU the one the trials come from, reduced shapes).
         atol, rtol: the declared tolerances (``None``: by dtype), for the check while timing.
     """
 
@@ -82,6 +85,7 @@ class Context:
     atol: float | None = None
     rtol: float | None = None
     notes: dict[str, str] = field(default_factory=dict)
+    inputs_function: str = "get_inputs"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -146,6 +150,7 @@ def candidate_job(ctx: Context) -> tuple[dict[str, Any], bytes]:
     the interpreter (:mod:`evoforge.evaluators.kernels.kernelbench._placement`).
     """
     try:
+        private_caches(os.getcwd())  # before any of the candidate's code runs
         if ctx.cuda:
             return _candidate(ctx)
         from evoforge.evaluators.kernels.kernelbench._placement import (
@@ -337,6 +342,7 @@ def reference_job(
 ) -> tuple[dict[str, Any], bytes]:
     """The task's ``Model`` on every trial, float64 on the first, and the trusted baseline."""
     try:
+        private_caches(os.getcwd())  # nothing a candidate left anywhere is loaded here
         if ctx.cuda:
             return _reference(ctx, precision, baseline)
         from evoforge.evaluators.kernels.kernelbench._placement import cuda_redirect
@@ -387,27 +393,34 @@ def _float64(model: Any, cpu_inputs: Sequence[Any], device: Any, payload: bytear
 
 
 def _baseline(ctx: Context, model: Any, settings: TimingSettings, device: Any) -> dict[str, Any]:
-    """Eager ``Model`` vs ``torch.compile(Model)``, interleaved (trusted process)."""
+    """Eager ``Model`` vs ``torch.compile(Model)``, interleaved (trusted process): CUDA events
+    on a GPU, the CPU's clock without one (torch's CPU build; inductor's C++ backend)."""
+    import time
+
     import torch
 
     from evoforge.evaluators.kernels.kernelbench._timing import (
+        CpuTimer,
         CudaTimer,
         FreshInputs,
         interleave,
         summarize,
     )
 
-    timer = CudaTimer(settings, PersistingL2Guard())
+    cuda = device.type == "cuda"
+    timer = CudaTimer(settings, PersistingL2Guard()) if cuda else CpuTimer(settings)
     salt = secrets.randbits(62)
     inputs = FreshInputs(
-        lambda i: make_inputs(ctx.task, "get_inputs", salt + i, i), device, settings.pool
+        lambda i: make_inputs(ctx.task, ctx.inputs_function, salt + i, i), device, settings.pool
     )
+    start = time.perf_counter()
     try:
         compiled = torch.compile(model)
         with torch.no_grad():
             compiled(*inputs())  # compiles here, outside the timed calls
     except Exception as exc:
         return {"error": f"torch.compile failed on the task's Model: {exc!r}"[:_TAIL]}
+    compile_s = time.perf_counter() - start
     with torch.no_grad():
         samples = interleave(
             timer,
@@ -416,7 +429,9 @@ def _baseline(ctx: Context, model: Any, settings: TimingSettings, device: Any) -
             warmups=settings.warmups,
             repeats=settings.repeats,
         )
-    return {name: summarize(values) for name, values in samples.items()}
+    measured: dict[str, Any] = {name: summarize(values) for name, values in samples.items()}
+    measured.update(device="cuda" if cuda else "cpu", compile_s=compile_s)
+    return measured
 
 
 # ---------------------------------------------------------------------------------------------

@@ -88,6 +88,27 @@ class CudaTimer:
         return float(self._elapsed(start, end)), out
 
 
+class CpuTimer:
+    """Times single calls on the CPU (``time.perf_counter``), the caches flushed before each
+    by writing a buffer larger than a server's last-level cache: the trusted baseline's clock
+    where there is no GPU (the interpreter's candidates are never timed)."""
+
+    def __init__(self, settings: TimingSettings) -> None:
+        import time
+
+        import torch
+
+        self._clock = time.perf_counter
+        self._flush = torch.empty(min(settings.flush_mib, 64) * 2**20, dtype=torch.uint8)
+
+    def time(self, fn: Callable[..., Any], args: Sequence[Any]) -> tuple[float, Any]:
+        """Milliseconds of one call of ``fn(*args)`` after a cache flush, and what it returned."""
+        self._flush.zero_()
+        start = self._clock()
+        out = fn(*args)
+        return (self._clock() - start) * 1e3, out
+
+
 class FreshInputs:
     """A new set of input values for every call: a pool of ``get_inputs()`` sets, each use
     a fresh copy with a small random perturbation of its floating-point tensors."""
@@ -123,7 +144,7 @@ class FreshInputs:
 
 
 def interleave(
-    timer: CudaTimer,
+    timer: CudaTimer | CpuTimer,
     functions: Mapping[str, Callable[..., Any]],
     inputs: Callable[[], list[Any]],
     *,
