@@ -361,6 +361,7 @@ class SloppyServer(OpenAIServer):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global CORRECT_SHARE
     parser = argparse.ArgumentParser(description="A deterministic, sloppy model server.")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
@@ -373,7 +374,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 0.0 <= args.correct_share <= 1.0:
         parser.error(f"--correct-share must be in [0, 1], got {args.correct_share}")
-    global CORRECT_SHARE
     CORRECT_SHARE = args.correct_share
     return serve(SloppyServer(port=args.port, delay_s=args.delay))
 
