@@ -6,7 +6,10 @@ subprocess (the public CLI, nothing inside the engine is touched), one run at a 
 
 - ``all_on``: the defaults (built-in descriptors, tolerant edit matching, novelty filter);
 - ``descriptors=none``, ``edit_matching=exact``, ``novelty=false``: one feature off each;
-- ``prompt_evolution=true``: the defaults plus prompt co-evolution (off by default).
+- ``prompt_evolution=true``: the defaults plus prompt co-evolution (off by default);
+- ``request_variation=false``, ``nothing_new_feedback=false``, ``rest_after=0``,
+  ``mark_fixed_code=false``: one of the mechanisms against wasted model calls off each, and
+  ``calls_off``: all four off (the engine as it was before them).
 
 Two model setups: ``offline`` (the built-in ``offline/mutator``, whose SEARCH texts are always
 exact and whose answers draw on the request's seed) and ``sloppy``
@@ -93,6 +96,17 @@ CONFIGS: dict[str, dict[str, object]] = {
     "edit_matching=exact": {"edit_matching": "exact"},
     "novelty=false": {"novelty": False},
     "prompt_evolution=true": {"prompt_evolution": True},
+    # fewer wasted model calls: each mechanism off alone, then all four off (as before them)
+    "request_variation=false": {"request_variation": False},
+    "nothing_new_feedback=false": {"nothing_new_feedback": False},
+    "rest_after=0": {"rest_after": 0},
+    "mark_fixed_code=false": {"mark_fixed_code": False},
+    "calls_off": {
+        "request_variation": False,
+        "nothing_new_feedback": False,
+        "rest_after": 0,
+        "mark_fixed_code": False,
+    },
 }
 MODELS = ("offline", "sloppy", "clean")
 SERVED = {"sloppy": None, "clean": 1.0}  # model setup -> the server's --correct-share
@@ -263,9 +277,12 @@ def calls_and_best(archive: evoforge.Archive, run_id: str) -> tuple[int, dict[in
     ``c``-th call (a call's row carries the attempt it was made for); None when the run made
     fewer calls (an offline run makes calls too: they are counted the same way).
     """
-    seqs = [s for (s,) in archive.conn.execute(
-        "SELECT seq FROM llm_calls WHERE run_id = ? ORDER BY seq, id", (run_id,)
-    )]
+    seqs = [
+        s
+        for (s,) in archive.conn.execute(
+            "SELECT seq FROM llm_calls WHERE run_id = ? ORDER BY seq, id", (run_id,)
+        )
+    ]
     best: dict[int, float | None] = {}
     for c in CALL_CHECKPOINTS:
         if c > len(seqs):
