@@ -14,8 +14,9 @@ this order, each tried until the key is new:
 2. then, beside a fresh draw, a focus instruction from the built-in bank
    (:data:`~evoforge.evolve.prompts.FRAGMENTS`, "tune the numeric constants...", "try a
    different algorithm...") added to the task: the same program asked about from another
-   angle, in the drawn mode, then as a diff or a rewrite. The fragment tried first rotates
-   with ``seq``, so concurrent candidates on one parent take different ones.
+   angle, in the drawn mode, then as a diff or a rewrite. The fragment tried first is drawn
+   per candidate, so concurrent candidates on one parent, and two seeds' runs, mostly take
+   different ones (a collision is one more step of the ladder).
 
 A repair keeps its failed program and takes no focus (a fix is not an optimisation): it is
 sent as it is. When every variation was seen too, the last one is sent (counted as
@@ -238,12 +239,15 @@ class Asking:
             self.ledger.repeated += 1
             return context, templates, key
         tried = templates
+        # where this candidate starts in the bank: its own draw, so concurrent candidates on
+        # one parent, and two seeds' candidates, take different fragments
+        start = int(np.random.default_rng([self.run.seed, seq, VARY_STREAM]).integers(1 << 16))
         for k in range(1, REDRAWS + len(FRAGMENTS) + 1):
             rng = np.random.default_rng([self.run.seed, seq, VARY_STREAM, k])
             selection = self._select(island, seq, rng)
             mode = choose_mode(rng, self.config.modes, can_crossover=bool(selection.inspirations))
             drawn = self._context(selection, mode, rng, None, evaluations)
-            fragment = FRAGMENTS[(seq + k - REDRAWS - 1) % len(FRAGMENTS)]
+            fragment = FRAGMENTS[(start + k - REDRAWS - 1) % len(FRAGMENTS)]
             for context in [drawn] if k <= REDRAWS else self._other_modes(drawn):
                 tried = templates
                 if k > REDRAWS:
