@@ -88,7 +88,8 @@ def test_a_parent_that_keeps_producing_duplicates_rests(history) -> None:
             None, parent=seed, status=Status.DUPLICATE,
             artifacts={"rule": "exact", "duplicate_of": seed.id},
         )  # fmt: skip
-    parents = {asking(history).plan(seq, evaluations=2).context.parent.id for seq in range(5, 9)}
+    ask = asking(history, rest_after=3)
+    parents = {ask.plan(seq, evaluations=2).context.parent.id for seq in range(5, 9)}
     assert parents == {other.id}
     ask = asking(history, rest_after=0)  # resting off: the seed is chosen again
     assert seed.id in {ask.plan(seq, evaluations=2).context.parent.id for seq in range(5, 12)}
