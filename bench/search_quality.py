@@ -6,7 +6,10 @@ subprocess (the public CLI, nothing inside the engine is touched), one run at a 
 
 - ``all_on``: the defaults (built-in descriptors, tolerant edit matching, novelty filter);
 - ``descriptors=none``, ``edit_matching=exact``, ``novelty=false``: one feature off each;
-- ``prompt_evolution=true``: the defaults plus prompt co-evolution (off by default).
+- ``prompt_evolution=true``: the defaults plus prompt co-evolution (off by default);
+- ``request_variation=false``, ``nothing_new_feedback=false``, ``rest_after=0``,
+  ``mark_fixed_code=false``: one of the mechanisms against wasted model calls off each, and
+  ``calls_off``: all four off (the engine as it was before them).
 
 Three model setups: ``offline`` (the built-in ``offline/mutator``, whose SEARCH texts are always
 exact and whose answers draw on the request's seed), ``sloppy``
@@ -101,6 +104,17 @@ CONFIGS: dict[str, dict[str, object]] = {
     "edit_matching=exact": {"edit_matching": "exact"},
     "novelty=false": {"novelty": False},
     "prompt_evolution=true": {"prompt_evolution": True},
+    # fewer wasted model calls: each mechanism off alone, then all four off (as before them)
+    "request_variation=false": {"request_variation": False},
+    "nothing_new_feedback=false": {"nothing_new_feedback": False},
+    "rest_after=0": {"rest_after": 0},
+    "mark_fixed_code=false": {"mark_fixed_code": False},
+    "calls_off": {
+        "request_variation": False,
+        "nothing_new_feedback": False,
+        "rest_after": 0,
+        "mark_fixed_code": False,
+    },
 }
 MODELS = ("offline", "sloppy", "clean")
 SERVED = {"sloppy": None, "clean": 1.0}  # model setup -> the server's --correct-share

@@ -27,11 +27,10 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-
 from evoforge.archive import EvalResult, Status, model_outcomes, program_id
 from evoforge.evaluators import contain_result
 from evoforge.evaluators.tuning import TRIAL_BUDGET, TrialBudget
+from evoforge.evolve._asking import Asking
 from evoforge.evolve._endings import Budgets, Ending
 from evoforge.evolve._recorder import Recorder
 from evoforge.evolve._search_state import SearchState
@@ -45,14 +44,7 @@ from evoforge.evolve.models import (
     ModelPool,
     ModelSpec,
 )
-from evoforge.evolve.prompts import (
-    Mode,
-    OptimizationMemory,
-    PromptContext,
-    choose_mode,
-    gather_context,
-    pick_repair,
-)
+from evoforge.evolve.prompts import Mode, PromptContext
 from evoforge.evolve.proposals import (
     Answer,
     LocalProposer,
@@ -63,7 +55,6 @@ from evoforge.evolve.proposals import (
     ProposalSetup,
     Question,
     in_process_providers,
-    without_answers,
 )
 from evoforge.islands import Outcome, fingerprint
 from evoforge.plugins import pm
@@ -173,8 +164,8 @@ class Controller(Recorder):
             outage_s=config.outage_s,
         )
         self.pool.replay(model_outcomes(archive, run.id))  # the bandit remembers across sessions
-        self.memory = OptimizationMemory(refresh_every=config.memory_every)
-        self._repairing: set[str] = set()  # failed programs that candidates are repairing
+        # What each candidate asks: selection, mode, context, model; repeated requests varied.
+        self.asking = Asking(archive, run, problem, config, islands, self.search, self.pool)
 
     # --- public ------------------------------------------------------------------------------
 
@@ -301,62 +292,29 @@ class Controller(Recorder):
         self, seq: int, model_slots: asyncio.Semaphore, eval_slots: asyncio.Semaphore
     ) -> None:
         tick = time.perf_counter()
-        rng = np.random.default_rng([self.run.seed, seq])
-        selection = self.islands.select(self.islands.island_for(seq), rng)
-        modes = self.config.modes
-        failed = pick_repair(
-            self.archive, self.run.id, selection.island, rng, modes, busy=self._repairing
-        )
-        mode = (
-            Mode.REPAIR
-            if failed
-            else choose_mode(rng, modes, can_crossover=bool(selection.inspirations))
-        )
-        context = gather_context(
-            self.archive,
-            self.run.id,
-            self.problem,
-            selection,
-            mode,
-            self.config.prompts,
-            rng,
-            parent=failed,
-            memory=self.memory,
-            evaluations=self.snapshot.evaluations,
-        )
-        spec = self.pool.choose(rng)
-        model_seed = int(rng.integers(2**31 - 1))
-        variant = self.search.choose_variant(seq)
-        if failed is not None:
-            self._repairing.add(failed.id)
-        request = ProposalRequest(
-            seq,
-            without_answers(context),
-            spec,
-            model_seed,
-            jitter_seed=(self.run.seed, seq, 1),  # the retry backoff's jitter
-            templates=self.search.templates(variant),
-        )
+        plan = self.asking.plan(seq, self.snapshot.evaluations)
         overhead = time.perf_counter() - tick
+        answered = False
         try:
             async with model_slots:
                 if self.timings.first_proposal_at is None:
                     self.timings.first_proposal_at = time.monotonic()
-                proposal = await self.proposer.propose(request)
+                proposal = await self.proposer.propose(plan.request)
+            answered = proposal.completion is not None
             await self._use_proposal(
                 seq,
-                spec,
+                plan.request.spec,
                 proposal,
-                context,
-                selection.island,
+                plan.context,
+                plan.island,
                 eval_slots,
                 overhead,
-                variant.id if variant is not None else None,
+                plan.variant.id if plan.variant is not None else None,
             )
+            spec = plan.request.spec
             await self.search.evolve_prompts(self.snapshot.evaluations, seq, spec, self._ask)
         finally:
-            if failed is not None:
-                self._repairing.discard(failed.id)
+            self.asking.settle(plan, answered=answered)
 
     async def _use_proposal(
         self,

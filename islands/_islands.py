@@ -8,7 +8,7 @@ rebuilt from the archive after any stop, ``kill -9`` included, continues exactly
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -103,22 +103,26 @@ class Islands:
         """Islands take turns, so each gets the same share of the model's attention."""
         return seq % self.config.count
 
-    def select(self, island: int, rng: np.random.Generator) -> Selection:
+    def select(
+        self, island: int, rng: np.random.Generator, *, avoid: Collection[str] = ()
+    ) -> Selection:
         """Pick a parent with the configured strategy and distinct inspirations.
 
         Inspirations are other elites of the same island, plus the run's global best when it
-        lives elsewhere, so good ideas cross islands between migrations too.
+        lives elsewhere, so good ideas cross islands between migrations too. ``avoid``: ids
+        of elites not to pick as the parent (resting ones), unless no other is left.
         """
         elites = self.archive.elites(self.run_id, island)
         if not elites:
             raise RuntimeError(f"island {island} is empty; seed the run before selecting")
-        scores = [e.score for e in elites]
+        parents = [e for e in elites if e.program_id not in avoid] or elites
+        scores = [e.score for e in parents]
         exploit = self.config.exploitation
-        if exploit and len(elites) > 1 and float(rng.random()) < exploit:
-            index = max(range(len(elites)), key=lambda i: (scores[i], -elites[i].seq))
+        if exploit and len(parents) > 1 and float(rng.random()) < exploit:
+            index = max(range(len(parents)), key=lambda i: (scores[i], -parents[i].seq))
         else:
             index = self._strategy(scores, rng, **self.config.selection_options)
-        parent = elites[index]
+        parent = parents[index]
         others = [e for e in elites if e.program_id != parent.program_id]
         chosen: list[Elite] = []
         if others and self.config.inspirations:

@@ -2,7 +2,8 @@
 
 :func:`build_messages` turns a :class:`~evoforge.evolve.PromptContext` into chat messages. The user
 message has these sections, in order: the problem and its objectives; the current program
-(its metrics, status and evaluation artifacts; in repair mode also the change that broke it);
+(its metrics, optionally which of its lines may change, its attempts that gave nothing new,
+status and evaluation artifacts; in repair mode also the change that broke it);
 the second parent (crossover); the run's best programs; inspirations; recent failures of the
 parent's lineage; the optimization memory; a note of what was left out for size; the task;
 the answer format.
@@ -56,6 +57,7 @@ from evoforge.archive import Program
 from evoforge.base.settings import Settings
 from evoforge.evolve.prompts._context import FailedAttempt, PromptContext
 from evoforge.evolve.prompts._modes import Mode
+from evoforge.evolve.prompts._nothing_new import nothing_new_section
 from evoforge.problems import BlockError, find_blocks
 
 if TYPE_CHECKING:
@@ -445,7 +447,9 @@ class _Layout:
         heading = CURRENT_PROGRAM_HEADING
         if context.mode is Mode.REPAIR:
             heading += f" (it failed: {parent.status}; fix it)"
-        parts = [_program_section(heading, parent, self.language)]
+        parts = [_program_section(heading, parent, self.language, context.editable_note)]
+        if context.nothing_new:
+            parts.append(nothing_new_section(context.nothing_new))
         feedback = _artifacts(parent.artifacts, self.artifact_chars)
         if feedback:
             parts.append("### Feedback from its evaluation\n" + feedback)
@@ -502,10 +506,11 @@ def _problem_section(problem: Problem) -> str:
     return "\n\n".join(parts)
 
 
-def _program_section(heading: str, program: Program, language: str) -> str:
+def _program_section(heading: str, program: Program, language: str, note: str = "") -> str:
     """The program under ``heading``, fenced with its language's tag (``cpp`` for C++: a model
-    answers in the language the fence names)."""
-    return f"{heading}\n{_describe(program)}\n{_fenced(program.source or '', language)}"
+    answers in the language the fence names); ``note`` goes between its line and the fence."""
+    note = f"{note}\n" if note else ""
+    return f"{heading}\n{_describe(program)}\n{note}{_fenced(program.source or '', language)}"
 
 
 def _describe(program: Program) -> str:

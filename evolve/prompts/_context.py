@@ -1,4 +1,5 @@
-"""What a prompt is built from: the parent, a second parent, the run's best, recent failures.
+"""What a prompt is built from: the parent, a second parent, the run's best, recent failures,
+the parent's attempts that gave nothing new.
 
 :func:`gather_context` reads it from the archive for one candidate. It runs for every candidate, so
 it reads a bounded number of rows through indexes (see :mod:`evoforge.archive._feedback`) and
@@ -8,11 +9,14 @@ programs through the archive's cache: well under a millisecond on a 100k-program
 from __future__ import annotations
 
 import difflib
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evoforge.archive import ArchiveError, Status, failed_children
+from evoforge.evolve.prompts._editable import editable_note
 from evoforge.evolve.prompts._modes import Mode
+from evoforge.evolve.prompts._nothing_new import NothingNew, nothing_new
 
 if TYPE_CHECKING:
     import numpy as np
@@ -60,6 +64,11 @@ class PromptContext:
         memory_digest: the run's :class:`~evoforge.evolve.OptimizationMemory` digest (may be empty).
         parent_diff: in ``repair`` mode, the change that turned the failed program's parent
             into it (where the error most likely is); else ``""``.
+        nothing_new: the parent's recent attempts that gave nothing to evaluate (copies,
+            twins, edits of fixed code), newest first; they are not repeated among
+            ``lineage_failures``.
+        editable_note: which lines of the parent may change and that the rest is read-only
+            (:func:`~evoforge.evolve.prompts.editable_note`), shown above it; ``""``: none.
     """
 
     mode: Mode
@@ -70,6 +79,8 @@ class PromptContext:
     lineage_failures: tuple[FailedAttempt, ...] = ()
     memory_digest: str = ""
     parent_diff: str = ""
+    nothing_new: tuple[NothingNew, ...] = ()
+    editable_note: str = ""
 
     def __post_init__(self) -> None:
         if self.mode is Mode.CROSSOVER and self.second_parent is None:
@@ -90,6 +101,8 @@ def gather_context(
     parent: Program | None = None,
     memory: OptimizationMemory | None = None,
     evaluations: int = 0,
+    nothing_new_shown: int = 0,
+    mark_fixed_code: bool = False,
 ) -> PromptContext:
     """Read one candidate's prompt context from the archive.
 
@@ -106,6 +119,11 @@ def gather_context(
         memory: the run's memory; its digest is included when given (repair prompts leave
             it out: a fix is not an optimisation).
         evaluations: evaluations spent so far (when the memory refreshes).
+        nothing_new_shown: the parent's attempts that gave nothing new shown at most (see
+            :mod:`~evoforge.evolve.prompts._nothing_new`); 0: none (they may then appear
+            among the lineage failures).
+        mark_fixed_code: say above the parent which of its lines may change
+            (``[search] mark_fixed_code``).
 
     Raises:
         ValueError: ``repair`` mode without a ``parent``.
@@ -116,11 +134,22 @@ def gather_context(
         )
     parent = selection.parent if parent is None else parent
     lineage = _lineage(archive, run_id, parent)
-    failures = _lineage_failures(archive, run_id, parent, lineage, config.lineage_failures)
+    wasted = nothing_new(archive, run_id, parent, limit=nothing_new_shown)
+    note = editable_note(parent.source or "") if mark_fixed_code else ""
+    failures = _lineage_failures(
+        archive, run_id, parent, lineage, config.lineage_failures, {w.program.id for w in wasted}
+    )
     if mode is Mode.REPAIR:
         before = lineage.get(parent.parent_id or "")
         diff = short_diff(before.source or "", parent.source or "") if before else ""
-        return PromptContext(mode, parent, lineage_failures=failures, parent_diff=diff)
+        return PromptContext(
+            mode,
+            parent,
+            lineage_failures=failures,
+            parent_diff=diff,
+            nothing_new=wasted,
+            editable_note=note,
+        )
     second = None
     if mode is Mode.CROSSOVER:
         second = _partner(archive, run_id, parent, selection.inspirations, rng)
@@ -135,6 +164,8 @@ def gather_context(
         top_programs=tuple(top[: config.top_programs]),
         lineage_failures=failures,
         memory_digest=memory.digest(archive, run_id, problem, evaluations) if memory else "",
+        nothing_new=wasted,
+        editable_note=note,
     )
 
 
@@ -151,17 +182,25 @@ def _lineage(archive: Archive, run_id: str, program: Program) -> dict[str, Progr
 
 
 def _lineage_failures(
-    archive: Archive, run_id: str, parent: Program, lineage: dict[str, Program], limit: int
+    archive: Archive,
+    run_id: str,
+    parent: Program,
+    lineage: dict[str, Program],
+    limit: int,
+    shown: Collection[str] = (),
 ) -> tuple[FailedAttempt, ...]:
+    """Recent failed attempts of the lineage, newest first, but those in ``shown``."""
     if limit <= 0:
         return ()
     found: dict[str, Program] = {}
     for program in lineage.values():
         if program.id != parent.id and program.status is not Status.OK:
             found[program.id] = program  # a failed ancestor: a repair chain
-        for child in failed_children(archive, run_id, program.id, limit=limit):
+        for child in failed_children(archive, run_id, program.id, limit=limit + len(shown)):
             found.setdefault(child.id, child)
     found.pop(parent.id, None)  # in repair mode the parent is one of its parent's failures
+    for program_id in shown:
+        found.pop(program_id, None)
     recent = sorted(found.values(), key=lambda p: -p.seq)[:limit]
     out = []
     for failure in recent:
