@@ -1,8 +1,8 @@
 """Syntax check of a candidate program before it is spent on an evaluation.
 
-CPython's ``compile()`` decides; tree-sitter locates the first broken spot and quotes it.
-``compile()`` also catches what tree-sitter's grammar accepts but CPython rejects (``return``
-outside a function, ``break`` outside a loop, ``del f()``, ...).
+CPython's ``compile()`` decides and locates: the line, column and message it gives are the ones
+the model is told (see :func:`check_syntax`). The process-wide tree-sitter parser lives here
+too, for the offline mutation model.
 """
 
 from __future__ import annotations
@@ -50,58 +50,37 @@ def check_syntax(source: str) -> str | None:
 
     Lines and columns are 1-based; the column counts characters, not bytes.
 
-    ``compile()`` runs first: it is the authority (the candidate runs on this CPython, and
-    tree-sitter's grammar can lag behind new syntax), and valid programs, the common case,
-    then cost one compile only. When it fails, tree-sitter's first ERROR or MISSING node gives
-    the position and the offending text, and CPython's message is added in parentheses; what
-    tree-sitter accepts (``return`` outside a function, ...) is reported from CPython alone.
+    The line, column and message are CPython's own (the ``SyntaxError`` of ``compile()``),
+    never a guess: the message goes back to the model as feedback, and it must point where the
+    interpreter that runs the candidate points. A tree-sitter parser recovers from an error
+    differently and reports its first ERROR node, which can lie far from the real problem (a
+    module docstring at line 1 for a bracket never closed at line 40). ``compile()`` is also
+    the authority on what tree-sitter's grammar accepts but CPython rejects (``return``
+    outside a function, ``break`` outside a loop, ``del f()``, ...). Valid programs, the
+    common case, cost one compile.
     """
     try:
         compile(source, "<candidate>", "exec", dont_inherit=True)
         return None
     except SyntaxError as exc:  # IndentationError and TabError are SyntaxErrors too
+        if exc.lineno is None and "\0" in source:  # 3.11 reports a null byte without a place
+            return f"{_null_byte(source)}: {exc.msg} (remove the null byte)"
         text = (exc.text or "").strip()
-        python, quoted = exc.msg, f" at {_snippet(text)!r}" if text else ""
-        where = f"line {exc.lineno or 1}, column {exc.offset or 1}"
+        quoted = f" at {_snippet(text)!r}" if text else ""
+        return f"line {exc.lineno or 1}, column {exc.offset or 1}: {exc.msg}{quoted}"
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, too deep, too big
-        python, quoted = f"cannot compile: {type(exc).__name__}: {str(exc)[:200]}", ""
-        where = "line 1, column 1"
-    located = _tree_sitter_problem(source)
-    return f"{located} ({python})" if located else f"{where}: {python}{quoted}"
+        if "\0" in source:
+            return f"{_null_byte(source)}: {exc} (remove the null byte)"
+        return f"line 1, column 1: cannot compile: {type(exc).__name__}: {str(exc)[:200]}"
 
 
-def _tree_sitter_problem(source: str) -> str | None:
-    data = source.encode("utf-8", "surrogatepass")
-    node = _first_problem(parser().parse(data).root_node)
-    if node is None:
-        return None
-    row, col = node.start_point
-    line_start = node.start_byte - col
-    column = len(data[line_start : node.start_byte].decode("utf-8", "replace")) + 1
-    if node.is_missing:
-        what = f"missing {node.type!r}"
-    else:
-        text = data[node.start_byte : node.end_byte].decode("utf-8", "replace")
-        what = f"invalid syntax at {_snippet(text)!r}" if text.strip() else "invalid syntax"
-    return f"line {row + 1}, column {column}: {what}"
+def _null_byte(source: str) -> str:
+    """Where the first null byte of ``source`` is, as ``line L, column C``."""
+    index = source.index("\0")
+    line, line_start = source.count("\n", 0, index) + 1, source.rfind("\n", 0, index) + 1
+    return f"line {line}, column {index - line_start + 1}"
 
 
 def _snippet(text: str) -> str:
     first = text.strip().split("\n", 1)[0]
     return first if len(first) <= _SNIPPET else first[: _SNIPPET - 3] + "..."
-
-
-def _first_problem(root: tree_sitter.Node) -> tree_sitter.Node | None:
-    """The first ERROR or MISSING node in document order, or None."""
-    if not root.has_error:
-        return None
-    node = root
-    while True:
-        if node.is_error or node.is_missing:
-            return node
-        for child in node.children:
-            if child.is_missing or child.is_error or child.has_error:
-                node = child
-                break
-        else:
-            return node  # has_error but no child shows it: report the node itself
