@@ -84,3 +84,61 @@ def _null_byte(source: str) -> str:
 def _snippet(text: str) -> str:
     first = text.strip().split("\n", 1)[0]
     return first if len(first) <= _SNIPPET else first[: _SNIPPET - 3] + "..."
+
+
+GRAMMAR_LANGUAGES = ("python", "c", "cpp")
+"""Languages :func:`parses_as` can decide (CPython for Python, tree-sitter for C and C++)."""
+
+
+@functools.cache
+def _clike_parser(language: str) -> tree_sitter.Parser:
+    """The process-wide tree-sitter parser for ``c`` or ``cpp`` (created on first use)."""
+    import tree_sitter
+    import tree_sitter_c
+    import tree_sitter_cpp
+
+    grammar = tree_sitter_c.language() if language == "c" else tree_sitter_cpp.language()
+    return tree_sitter.Parser(tree_sitter.Language(grammar))
+
+
+def clike_parser(language: str) -> tree_sitter.Parser:
+    """The process-wide tree-sitter parser for ``c``, or for ``cpp`` (any other name)."""
+    return _clike_parser("c" if language == "c" else "cpp")
+
+
+def parses_as(code: str, language: str) -> str | None:
+    """Why ``code`` is not a program in ``language`` (None when it parses).
+
+    Python is decided by ``compile()`` (the message is :func:`check_syntax`'s); C and C++ by
+    their tree-sitter grammars, which recover from errors, so any ERROR or MISSING node counts.
+
+    Raises:
+        ValueError: ``language`` is not one of :data:`GRAMMAR_LANGUAGES` (ask before calling).
+    """
+    if language == "python":
+        return check_syntax(code)
+    if language not in GRAMMAR_LANGUAGES:
+        raise ValueError(
+            f"no grammar for {language!r}; parses_as knows {', '.join(GRAMMAR_LANGUAGES)}"
+        )
+    root = clike_parser(language).parse(code.encode("utf-8", "surrogatepass")).root_node
+    if not root.has_error:
+        return None
+    node = _first_problem(root)
+    row, column = node.start_point
+    what = f"missing {node.type!r}" if node.is_missing else "invalid syntax"
+    return f"line {row + 1}, column {column + 1}: {what} (tree-sitter-{language})"
+
+
+def _first_problem(root: tree_sitter.Node) -> tree_sitter.Node:
+    """The first ERROR or MISSING node in document order (``root`` has an error)."""
+    node = root
+    while True:
+        if node.is_error or node.is_missing:
+            return node
+        for child in node.children:
+            if child.is_missing or child.is_error or child.has_error:
+                node = child
+                break
+        else:
+            return node  # has_error but no child shows it: report the node itself
