@@ -27,7 +27,7 @@ from evoforge.evolve import RunConfig, resolve
 from evoforge.evolve._names import check_program_names
 from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.models import ModelSpec
-from evoforge.evolve.prompts import Mode, PromptContext
+from evoforge.evolve.prompts import Mode, PromptContext, build_messages
 from evoforge.evolve.proposals import Proposal, ProposalRequest, ProposalSetup
 from evoforge.evolve.proposals._propose import propose
 from evoforge.problems import find_blocks, load_problem
@@ -136,6 +136,33 @@ def test_a_recorded_answer_ends_with_its_status_and_message(path: Path) -> None:
             (region,) = find_blocks(parent)
             assert child == parent[: region.start] + expect["block"] + parent[region.end :]
         assert not isinstance(runs_main(child), NameError)
+
+
+@pytest.mark.parametrize("problem", ["trivial", "circle_packing"])
+def test_the_format_example_copied_literally_is_a_valid_located_edit(problem: str) -> None:
+    """A small model copies the answer format's example: it must apply and run, not waste
+    the call (the old placeholder, 'lines copied exactly from the current program', did)."""
+    folder = builtin(problem)
+    seed = load_problem(folder).seed_source
+    user = build_messages(load_problem(folder), PromptContext(Mode.DIFF, parent_program(seed)))
+    section = user[1]["content"].split("## Answer format", 1)[1]
+    example = section[section.index("<<<<<<< SEARCH") :]
+    assert "lines copied exactly" not in section
+    proposal = run_proposal(folder, seed, "Following the format:\n\n" + example, Mode.DIFF)
+    assert proposal.edit_error is None and proposal.syntax_error is None
+    assert proposal.child is not None and proposal.child.source != seed
+    assert runs_main(proposal.child.source) is None
+
+
+def test_the_old_placeholder_example_copied_literally_was_a_wasted_call() -> None:
+    folder = builtin("trivial")
+    seed = load_problem(folder).seed_source
+    placeholder = (
+        "<<<<<<< SEARCH\nlines copied exactly from the current program\n=======\n"
+        "the lines that replace them\n>>>>>>> REPLACE\n"
+    )
+    proposal = run_proposal(folder, seed, placeholder, Mode.DIFF)
+    assert proposal.child is None and proposal.edit_error is not None
 
 
 def test_a_child_that_drops_the_entry_function_is_refused(make_problem) -> None:
