@@ -234,20 +234,17 @@ def rewrite_code(lines: list[str], language: str) -> str:
     tagged = [fence for fence in fences if fence.tag in own]
     if tagged:
         return tagged[-1].content
-    untagged, problems = [], []
-    for fence in fences:
-        if fence.tag == "":
-            untagged.append(fence)
-        elif fence.tag not in NOT_CODE_TAGS and language not in _LANGUAGE_TAGS:
-            return fence.content  # an unknown tag for a language whose tags are not known
-    for fence in reversed(untagged):
-        if language not in GRAMMAR_LANGUAGES:
+    known = language in _LANGUAGE_TAGS  # else any tag but NOT_CODE_TAGS may be its own
+    maybe = [f for f in fences if not f.tag or (not known and f.tag not in NOT_CODE_TAGS)]
+    problems = []
+    for fence in reversed(maybe):
+        if fence.tag or language not in GRAMMAR_LANGUAGES:
             return fence.content
         problem = parses_as(fence.content, language)
         if problem is None:
             return fence.content
         problems.append(problem)
-    return _no_code(fences, problems[-1] if problems else None, language)
+    return _no_code(fences, problems[0] if problems else None, language)  # the last fence's
 
 
 def _no_code(fences: list[Fence], problem: str | None, language: str) -> NoReturn:

@@ -249,3 +249,35 @@ def test_a_cpp_rewrite_is_code_only_when_tree_sitter_parses_it(
     else:
         with pytest.raises(EditError, match=refusal):
             apply_edit(CPP_PARENT, answer, language="cpp")
+
+
+ZIG_PARENT = "// EVOLVE-BLOCK-START\nconst width = 4;\n// EVOLVE-BLOCK-END\n"
+TRIVIAL = load_problem(builtin("trivial")).seed_source
+
+
+@pytest.mark.parametrize(
+    ("parent", "language", "answer", "block"),
+    [
+        pytest.param(
+            ZIG_PARENT, "zig", "```zig\nconst width = 5;\n```\n", "const width = 5;\n",
+            id="own-tag-of-a-language-without-a-table",
+        ),
+        pytest.param(
+            ZIG_PARENT, "zig", "```\nconst width = 6;\n```\n", "const width = 6;\n",
+            id="untagged-without-a-grammar",
+        ),
+        pytest.param(
+            TRIVIAL, "python", "```\nA = 3.7\nB = -1.2\n```\nIn words:\n```\nset A to 3.7\n```\n",
+            "A = 3.7\nB = -1.2\n", id="the-untagged-fence-that-parses",
+        ),
+    ],
+)  # fmt: skip
+def test_the_code_fence_is_chosen(parent: str, language: str, answer: str, block: str) -> None:
+    (region,) = find_blocks(parent)
+    child = apply_edit(parent, answer, language=language).source
+    assert child == parent[: region.start] + block + parent[region.end :]
+
+
+def test_a_text_fence_is_never_code_whatever_the_language() -> None:
+    with pytest.raises(EditError, match="only code fence is tagged text"):
+        apply_edit(ZIG_PARENT, "```text\nconst width = 5;\n```\n", language="zig")
