@@ -20,7 +20,7 @@ from evoforge.evolve.edits._indent import indent_of
 from evoforge.evolve.edits._lines import ProgramLines
 from evoforge.evolve.edits._match import MATCH_KINDS, MatchKind, locate, search_lines
 from evoforge.evolve.edits._parse import EditBlock, EditError, parse_blocks, rewrite_code
-from evoforge.evolve.edits._unmarked import check_unmarked
+from evoforge.evolve.edits._unmarked import unmarked_content
 from evoforge.problems import END_MARKER, START_MARKER, Block, BlockError, find_blocks
 
 
@@ -173,7 +173,7 @@ def _apply_code(parent: str, regions: list[Block], code: str, language: str | No
         )
     region = regions[0]
     if language == "python":
-        check_unmarked(parent, region, code)
+        code = unmarked_content(parent, region, code)
     return (
         parent[: region.start]
         + _fit_indent(parent[region.start : region.end], code)

@@ -6,7 +6,9 @@ only when the new code still defines what the fixed code outside the markers use
 model that sends a new ``main()`` without the ``construct_centers`` it calls, or the whole
 program minus its markers, would otherwise be evaluated and die with ``NameError`` (issue 35:
 every such answer did). So the names that the region defined at module level and that the
-fixed code reads must all be defined by the new code, or the answer is refused, naming them.
+fixed code reads must all be defined by the new code, or the answer is refused, naming them;
+and a whole program sent without its markers counts only by what it changes (see
+:func:`unmarked_content`).
 
 Python only, by ``ast``; whatever cannot be decided here (a parent or code that does not
 parse, a region inside an indented body, names made by ``globals()``, ``exec`` or a star
@@ -25,37 +27,75 @@ from evoforge.problems import END_MARKER, START_MARKER, Block
 _SHOWN = 5  # names listed in a message
 
 
-def check_unmarked(parent: str, region: Block, code: str) -> None:
-    """Refuse ``code`` as ``region``'s new content when it drops a name the fixed code uses.
+def unmarked_content(parent: str, region: Block, code: str) -> str:
+    """The new content of ``region`` that ``code``, a rewrite without marker lines, stands for.
+
+    ``code`` is the region's new content, less the module-level statements it copies
+    unchanged from the fixed code (a whole program sent without its marker lines repeats the
+    docstring, the imports and ``main``: those copies are dropped, the fixed code keeps its
+    own). What is left must not redefine a name the fixed code defines (a changed ``main``
+    or ``N``: the fixed code is not to be changed, even by a copy inside the block) and must
+    still define every name the fixed code reads from the region.
 
     Raises:
-        EditError: names the missing definitions, where the fixed code uses the first one,
-            and the two ways to send a valid rewrite.
+        EditError: a fixed name redefined, or a name the fixed code reads no longer defined;
+            the message names them and the two ways to send a valid rewrite.
     """
     try:
         old, new = ast.parse(parent), ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return
+        return code
     if dynamic_names(new):
-        return
+        return code
     first = parent.count("\n", 0, region.start) + 1
     last = parent.count("\n", 0, region.end)
     inside = [node for node in old.body if first <= node.lineno <= last]
     fixed = [node for node in old.body if not first <= node.lineno <= last]
+    copies = {ast.dump(node) for node in fixed}
+    kept = [node for node in new.body if ast.dump(node) not in copies]
+    redefined = sorted(bindings(kept) & bindings(fixed) - bindings(inside))
     uses = _loads(fixed)
     needed = bindings(inside) & set(uses) - bindings(fixed)
-    missing = sorted(needed - bindings(new.body), key=lambda name: (uses[name], name))
-    if not missing:
-        return
-    shown = ", ".join(missing[:_SHOWN]) + (" and others" if len(missing) > _SHOWN else "")
-    where = uses[missing[0]]
-    raise EditError(
-        f"the rewrite has no {START_MARKER} / {END_MARKER} lines, so it would replace the "
-        f"code between them, but it does not define {shown}, which the fixed code outside "
-        f"the markers uses ({missing[0]} at line {where} of the current program); send the "
-        "whole program with its marker lines and the code outside them unchanged, or code "
-        f"for the region that still defines {shown}"
-    )
+    missing = sorted(needed - bindings(kept), key=lambda name: (uses[name], name))
+    wrong = []
+    if missing:
+        wrong.append(
+            f"it does not define {_listed(missing)}, which the fixed code outside the markers "
+            f"uses ({missing[0]} at line {uses[missing[0]]} of the current program)"
+        )
+    if redefined:
+        wrong.append(
+            f"it redefines {_listed(redefined)}, which the fixed code outside the markers "
+            "defines and which must not change"
+        )
+    if wrong:
+        raise EditError(
+            f"the rewrite has no {START_MARKER} / {END_MARKER} lines, so it would replace the "
+            f"code between them, but {'; and '.join(wrong)}; send the whole program with its "
+            "marker lines and the code outside them unchanged, or only the code for between "
+            "the markers" + (f", still defining {_listed(missing)}" if missing else "")
+        )
+    if len(kept) == len(new.body):
+        return code
+    content = parent[region.start : region.end]
+    ending = "\n" * max(1, len(content) - len(content.rstrip("\n")))  # the block's blank tail
+    return _without(code, [node for node in new.body if ast.dump(node) in copies]) + ending
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:_SHOWN]) + (" and others" if len(names) > _SHOWN else "")
+
+
+def _without(code: str, statements: list[ast.stmt]) -> str:
+    """``code`` without the lines of ``statements`` (decorators included) and the blank
+    lines at its ends."""
+    lines = code.split("\n")
+    drop: set[int] = set()
+    for node in statements:
+        decorators = getattr(node, "decorator_list", None) or []
+        start = min([node.lineno, *(d.lineno for d in decorators)])
+        drop.update(range(start - 1, (node.end_lineno or node.lineno)))
+    return "\n".join(line for index, line in enumerate(lines) if index not in drop).strip("\n")
 
 
 def _loads(statements: Iterable[ast.stmt]) -> dict[str, int]:

@@ -6,9 +6,10 @@ undefined name), plus controls that must still give a child. Each is served by t
 OpenAI-compatible server and goes through :func:`evoforge.evolve.proposals._propose.propose`
 (prompt, litellm call, answer applied, syntax and name checks), and ends as its ``expect``
 says: ``edit_error`` with the message fragments, or a child (``block``: the EVOLVE-BLOCK's
-new content). A refused child that applying alone would have made really dies with
-``NameError`` when run: the check refuses nothing that could have been scored. A child that
-is let through runs without ``NameError``.
+new content; ``replacements``: the parent with each ``[old, new]`` replaced). A refused child
+that applying alone would have made really dies with ``NameError`` when run: the check
+refuses nothing that could have been scored. A child that is let through runs without
+``NameError``.
 
 Fields: ``problem`` (built in), ``mode``, ``answer``, optional ``parent_replacements``
 (``[old, new]`` pairs applied to the seed), ``expect``.
@@ -135,6 +136,9 @@ def test_a_recorded_answer_ends_with_its_status_and_message(path: Path) -> None:
         if "block" in expect:
             (region,) = find_blocks(parent)
             assert child == parent[: region.start] + expect["block"] + parent[region.end :]
+        for old, new in expect.get("replacements", []):
+            assert parent.count(old) == 1, f"fixture error: {old!r}"
+            assert child == parent.replace(old, new)
         assert not isinstance(runs_main(child), NameError)
 
 
