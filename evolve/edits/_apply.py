@@ -20,16 +20,9 @@ from evoforge.evolve.edits._fuzzy import FuzzyBudget
 from evoforge.evolve.edits._indent import indent_of
 from evoforge.evolve.edits._lines import ProgramLines
 from evoforge.evolve.edits._match import MATCH_KINDS, MatchKind, locate, search_lines
-from evoforge.evolve.edits._parse import (
-    FORMAT_HINT,
-    EditBlock,
-    EditError,
-    fenced_blocks,
-    parse_blocks,
-)
+from evoforge.evolve.edits._parse import EditBlock, EditError, parse_blocks, rewrite_code
+from evoforge.evolve.edits._unmarked import unmarked_content
 from evoforge.problems import END_MARKER, START_MARKER, Block, BlockError, find_blocks
-
-_PYTHON_TAGS = frozenset({"python", "py", "python3"})
 
 
 @dataclass(frozen=True)
@@ -61,6 +54,7 @@ def apply_edit(
     tolerant: bool = True,
     fuzzy_threshold: float = 0.9,
     check: Callable[[str], str | None] | None = None,
+    language: str = "python",
 ) -> AppliedEdit:
     """Apply a model's ``answer`` to ``parent`` and return the child.
 
@@ -83,6 +77,8 @@ def apply_edit(
             guess (lost indentation, a fuzzy span: see :mod:`._remap`), is applied once more
             with the other plausible mapping of every such block; that child is kept if it
             passes. Either way :attr:`AppliedEdit.problem` holds the check's answer.
+        language: the program's language: a rewrite's fence must hold code in it (see
+            :func:`~evoforge.evolve.edits._parse.rewrite_code`).
 
     Raises:
         EditError: the answer is unusable; the message names the block and the reason.
@@ -108,7 +104,7 @@ def apply_edit(
             source = source[:start] + _apply_code(section, section_regions, code) + source[end:]
         kind = "rewrite"
     else:
-        source = _apply_rewrite(parent, regions, lines)
+        source = _apply_code(parent, regions, rewrite_code(lines, language), language)
         kind = "rewrite"
     if source == parent:
         raise EditError(
@@ -192,21 +188,7 @@ def _moved(regions: list[Block], start: int, end: int, size: int) -> list[Block]
 # --- rewrites ------------------------------------------------------------------------------
 
 
-def _rewrite_code(lines: list[str]) -> str:
-    fences = fenced_blocks(lines)
-    if not fences:
-        raise EditError(
-            f"the answer has no SEARCH/REPLACE block and no fenced code block. {FORMAT_HINT}"
-        )
-    python = [fence for fence in fences if fence.tag in _PYTHON_TAGS]
-    return (python or fences)[-1].content
-
-
-def _apply_rewrite(parent: str, regions: list[Block], lines: list[str]) -> str:
-    return _apply_code(parent, regions, _rewrite_code(lines))
-
-
-def _apply_code(parent: str, regions: list[Block], code: str) -> str:
+def _apply_code(parent: str, regions: list[Block], code: str, language: str | None = None) -> str:
     if not code.strip():
         raise EditError("the rewrite's code block is empty; put the whole new program in it")
     if START_MARKER in code or END_MARKER in code:
@@ -218,6 +200,8 @@ def _apply_code(parent: str, regions: list[Block], code: str) -> str:
             "the code outside the regions unchanged"
         )
     region = regions[0]
+    if language == "python":
+        code = unmarked_content(parent, region, code)
     return (
         parent[: region.start]
         + _fit_indent(parent[region.start : region.end], code)

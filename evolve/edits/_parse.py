@@ -7,6 +7,9 @@ hostile answer cannot trigger catastrophic backtracking.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
+
+from evoforge.evolve._syntax import GRAMMAR_LANGUAGES, parses_as
 
 MAX_BLOCKS = 64
 """Most SEARCH/REPLACE blocks accepted in one answer."""
@@ -14,14 +17,13 @@ MAX_BLOCKS = 64
 _SEARCH, _REPLACE = "SEARCH", "REPLACE"
 
 FORMAT_HINT = (
-    "A valid answer has one or more blocks like\n"
-    "<<<<<<< SEARCH\n"
-    "lines copied exactly from the current program\n"
-    "=======\n"
-    "the lines that replace them\n"
-    ">>>>>>> REPLACE\n"
-    "or the whole new program in one ```python fenced block."
+    "A valid answer has one or more SEARCH/REPLACE blocks (a line <<<<<<< SEARCH, lines of "
+    "the current program copied exactly, a line =======, the lines that replace them, a line "
+    ">>>>>>> REPLACE), or the whole new program in one fenced code block tagged with its "
+    "language (```python for Python)."
 )
+"""Said after a format error. Prose, not a block to copy: it goes back to the model, and a
+small model copies a template block literally (see :mod:`evoforge.evolve.prompts`)."""
 
 
 class EditError(ValueError):
@@ -181,3 +183,83 @@ def fenced_blocks(lines: list[str]) -> list[Fence]:
                 return fences  # unclosed: the rest is not a code block we can trust
         i += 1
     return fences
+
+
+# --- the rewrite's code --------------------------------------------------------------------
+
+_LANGUAGE_TAGS: dict[str, frozenset[str]] = {
+    "python": frozenset({"python", "py", "python3", "py3"}),
+    # Models tag C as C++ and back; either is code of the program's family.
+    "c": frozenset({"c", "h", "cpp", "c++"}),
+    "cpp": frozenset({"cpp", "c++", "cc", "cxx", "hpp", "hh", "h", "c"}),
+    "cu": frozenset({"cu", "cuda", "cpp", "c++"}),
+    "cuda": frozenset({"cu", "cuda", "cpp", "c++"}),
+    "rs": frozenset({"rs", "rust"}),
+    "rust": frozenset({"rs", "rust"}),
+}
+NOT_CODE_TAGS = frozenset(
+    {
+        *("text", "txt", "plaintext", "plain", "markdown", "md", "rst", "output", "log"),
+        *("json", "jsonc", "yaml", "yml", "toml", "ini", "cfg", "csv", "xml", "html"),
+        *("bash", "sh", "shell", "zsh", "console", "terminal", "shell-session", "sh-session"),
+        *("diff", "patch"),
+    }
+)
+"""Fence tags that never hold a program: such a fence is never applied as a rewrite (a
+``diff`` fence counts only when it holds SEARCH/REPLACE blocks, which are read before any
+fence)."""
+
+
+def rewrite_code(lines: list[str], language: str) -> str:
+    """The program an answer without SEARCH/REPLACE blocks sends: its last code fence.
+
+    Only code is code. A fence tagged with the program's language (or a close one: ``py``,
+    ``cpp`` for C) is the program; a fence tagged with anything else (``text``, ``json``,
+    ``bash``, ``python`` for a C program, ...) never is; an untagged fence is the program
+    only when it parses as ``language`` (CPython for Python, tree-sitter for C and C++; a
+    language without a grammar here takes it as before), so prose in a bare fence is not
+    evaluated as code. For a language not listed above, only the :data:`NOT_CODE_TAGS` are
+    refused: its models' tags are not known here.
+
+    Raises:
+        EditError: no fence can be the program; the message says what each fence was and
+            how to send the program.
+    """
+    fences = fenced_blocks(lines)
+    if not fences:
+        raise EditError(
+            f"the answer has no SEARCH/REPLACE block and no fenced code block. {FORMAT_HINT}"
+        )
+    own = _LANGUAGE_TAGS.get(language, frozenset({language}))
+    tagged = [fence for fence in fences if fence.tag in own]
+    if tagged:
+        return tagged[-1].content
+    known = language in _LANGUAGE_TAGS  # else any tag but NOT_CODE_TAGS may be its own
+    maybe = [f for f in fences if not f.tag or (not known and f.tag not in NOT_CODE_TAGS)]
+    problems = []
+    for fence in reversed(maybe):
+        if fence.tag or language not in GRAMMAR_LANGUAGES:
+            return fence.content
+        problem = parses_as(fence.content, language)
+        if problem is None:
+            return fence.content
+        problems.append(problem)
+    return _no_code(fences, problems[0] if problems else None, language)  # the last fence's
+
+
+def _no_code(fences: list[Fence], problem: str | None, language: str) -> NoReturn:
+    """Raise the refusal of an answer none of whose ``fences`` is a program."""
+    tags = sorted({fence.tag for fence in fences if fence.tag})
+    described = []
+    if tags:
+        described.append(f"tagged {', '.join(tags)}")
+    if problem is not None:
+        described.append(f"untagged and not {language} ({problem})")
+    if len(fences) == 1:
+        which, verdict = "only code fence is", "it is not taken as the program"
+    else:
+        which, verdict = f"{len(fences)} code fences are", "none is taken as the program"
+    raise EditError(
+        f"the answer's {which} {' or '.join(described)}: {verdict}; put the whole program "
+        f"in a ```{language} fence, or answer with SEARCH/REPLACE blocks"
+    )

@@ -10,10 +10,10 @@ EVOLVE-BLOCK markers are ``//`` or ``/*`` comments is C-like, anything else Pyth
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import TYPE_CHECKING
 
+from evoforge.evolve._syntax import clike_parser
 from evoforge.evolve.offline._tree import COMPARISONS, SWAPS, Program, text_of
 from evoforge.problems import START_MARKER
 
@@ -33,15 +33,9 @@ _CPP_HINTS = re.compile(
 )
 
 
-@functools.cache
 def _parser(language: str) -> tree_sitter.Parser:
-    """The process-wide tree-sitter parser for ``c`` or ``cpp`` (created on first use)."""
-    import tree_sitter
-    import tree_sitter_c
-    import tree_sitter_cpp
-
-    grammar = tree_sitter_c.language() if language == "c" else tree_sitter_cpp.language()
-    return tree_sitter.Parser(tree_sitter.Language(grammar))
+    """The process-wide tree-sitter parser for ``c`` or ``cpp`` (shared with the syntax checks)."""
+    return clike_parser(language)
 
 
 def detect_language(text: str) -> str:

@@ -34,7 +34,10 @@ A template is a :class:`string.Template`; ``$$`` is a literal ``$``. Placeholder
 * ``$objectives``: every objective with its direction, e.g. ``score (maximize, primary)``;
 * ``$mode``: ``diff``, ``rewrite``, ``crossover`` or ``repair``;
 * ``$status``: the current program's status (``ok``, or its failure in repair mode);
-* ``$score``: the current program's score, or ``none``.
+* ``$score``: the current program's score, or ``none``;
+* ``$language``: the program's language (the fence tag asked for);
+* ``$example``: a worked SEARCH/REPLACE block made from a line of the current program (see
+  :mod:`evoforge.evolve.prompts._example` for why not a placeholder), or "" when it has none.
 
 A template naming any other placeholder, or a prompt file with an unknown name, is an error
 (:class:`PromptTemplateError`) that names the file. Files are read once per process.
@@ -56,6 +59,7 @@ from pydantic import Field, field_validator
 from evoforge.archive import Program
 from evoforge.base.settings import Settings
 from evoforge.evolve.prompts._context import FailedAttempt, PromptContext
+from evoforge.evolve.prompts._example import format_example
 from evoforge.evolve.prompts._modes import Mode
 from evoforge.evolve.prompts._nothing_new import nothing_new_section
 from evoforge.problems import BlockError, find_blocks
@@ -79,7 +83,10 @@ TEMPLATE_NAMES = (
 )
 """Templates a problem can override (file ``prompts/<name>.md``)."""
 PLACEHOLDERS = frozenset(
-    {"problem_name", "primary", "direction", "objectives", "mode", "status", "score", "language"}
+    {
+        *("problem_name", "primary", "direction", "objectives", "mode", "status", "score"),
+        *("language", "example"),
+    }
 )
 """The ``$placeholders`` a template may use."""
 SECOND_PARENT_HEADING = f"{INSPIRATION_HEADING}: second parent"
@@ -115,16 +122,11 @@ DEFAULT_TEMPLATES: Mapping[str, str] = MappingProxyType(
             "introduced it, when known."
         ),
         "answer_diff": (
-            "Answer with one or more SEARCH/REPLACE blocks, each exactly like this:\n"
-            "\n"
-            "<<<<<<< SEARCH\n"
-            "lines copied exactly from the current program\n"
-            "=======\n"
-            "the lines that replace them\n"
-            ">>>>>>> REPLACE\n"
-            "\n"
-            "The SEARCH text must match the current program exactly (indentation included) "
-            "and lie inside an EVOLVE-BLOCK. Put a sentence of explanation before the blocks."
+            "Answer with one or more SEARCH/REPLACE blocks. A block is a line <<<<<<< SEARCH, "
+            "then lines of the current program copied exactly (indentation included) from "
+            "between its EVOLVE-BLOCK markers, then a line =======, then the lines that "
+            "replace them, then a line >>>>>>> REPLACE. Put a sentence of explanation before "
+            "the blocks.\n\n$example"
         ),
         "answer_rewrite": (
             "Answer with the whole new program in one ```$language fenced block: every line of "
@@ -337,6 +339,7 @@ def _values(problem: Problem, context: PromptContext) -> dict[str, str]:
         "status": str(parent.status),
         "score": "none" if parent.score is None else f"{parent.score:.10g}",
         "language": problem.language,
+        "example": format_example(parent.source),
     }
 
 

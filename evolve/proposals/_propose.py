@@ -1,5 +1,5 @@
-"""One proposal: prompt, model call, answer applied to the parent, syntax check of the child;
-and one plain question (:func:`ask`), asked the same way.
+"""One proposal: prompt, model call, answer applied to the parent, syntax and name checks of
+the child; and one plain question (:func:`ask`), asked the same way.
 
 The prompt is kept within the model's context window where it is known, counted in the
 server's tokens (:mod:`evoforge.evolve.proposals._call`); one that cannot fit fails as a model
@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from evoforge.evolve._names import check_program_names
 from evoforge.evolve._syntax import check_program_syntax
 from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.models import Attempt, Completion, ModelError, complete
@@ -40,7 +41,9 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
 
     A failed call is a :class:`Proposal` with ``failure``, and so is a prompt that cannot fit
     the model's context window (kind ``bad_request``, not sent); an empty answer is a completion
-    with an ``edit_error`` (the model answered: an attempt to store, not an outage).
+    with an ``edit_error`` (the model answered: an attempt to store, not an outage), and so is
+    a Python child that reads a name defined nowhere or drops a function its evaluator calls
+    (:func:`~evoforge.evolve._names.check_program_names`: it could only fail with NameError).
 
     Raises:
         PromptTemplateError, BlockError: the problem's templates or the parent's EVOLVE-BLOCK
@@ -77,7 +80,19 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
             tolerant=setup.edit_matching == "tolerant",
             fuzzy_threshold=setup.fuzzy_threshold,
             check=functools.partial(check_program_syntax, language=setup.problem.language),
+            language=setup.problem.language,
         )
+        # Other languages (an OpenEvolve folder's C or Rust program) are checked by their
+        # evaluator; a repository bundle's Python files are checked one by one. A Python child
+        # that parses but can only die with NameError is refused here, before any evaluation.
+        syntax = child.problem  # check_program_syntax's answer (apply_edit ran it)
+        if syntax is None:
+            feedback = "\n".join(str(text) for text in parent.artifacts.values())
+            names = check_program_names(
+                child.source, parent.source or "", setup.problem, parent_feedback=feedback
+            )
+            if names is not None:
+                raise EditError(names)
     except EditError as exc:
         return Proposal(
             request.seq,
@@ -86,9 +101,6 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
             prompt_cpu_s=prompt_cpu,
             edit_cpu_s=time.thread_time() - tick,
         )
-    # Other languages (an OpenEvolve folder's C or Rust program) are checked by their evaluator;
-    # a repository bundle's Python files are checked one by one, whatever the bundle's language.
-    syntax = child.problem  # check_program_syntax's answer (apply_edit ran it)
     return Proposal(
         request.seq,
         completion,

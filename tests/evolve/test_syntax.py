@@ -1,4 +1,4 @@
-"""The syntax gate: tree-sitter locates problems, compile() decides."""
+"""The syntax gate: CPython's compile() decides, and its place and message are reported."""
 
 from __future__ import annotations
 
@@ -28,25 +28,49 @@ def test_valid_program() -> None:
     [
         pytest.param(
             "def f(x):\n    return x +\n",
-            "line 2, column 5: invalid syntax at 'return x +'",
+            "line 2, column 15: invalid syntax at 'return x +'",
             id="dangling-operator",
         ),
-        pytest.param("def f(:\n    pass\n", "line 1, column 7: missing ')'", id="missing-token"),
+        pytest.param("def f(:\n    pass\n", "line 1, column 7: invalid syntax", id="missing-token"),
         pytest.param(
             "x = 1\ns = 'é' + (\n",
-            "line 2, column 1: invalid syntax at \"s = 'é' + (\"",
+            "line 2, column 11: '(' was never closed at \"s = 'é' + (\"",
             id="unclosed-paren",
         ),
         pytest.param(
             "x = 1\n\ny = 'é';  a b\n",
-            "line 3, column 11: invalid syntax at 'a'",
+            "line 3, column 13: invalid syntax at \"y = 'é';  a b\"",
             id="column-counts-characters",
+        ),
+        pytest.param(
+            "x = 1\ny = 2\0\n",
+            "line 2, column 6: source code string cannot contain null bytes",
+            id="null-byte",
         ),
     ],
 )
-def test_tree_sitter_locates_the_problem(source: str, expected: str) -> None:
+def test_the_place_and_message_are_cpythons(source: str, expected: str) -> None:
     message = check_syntax(source)
     assert message is not None and message.startswith(expected)
+
+
+# A small model's answer (issue 35): an `else:` dedented away from its `if`, near the end of a
+# program that opens with a docstring. tree-sitter's first ERROR node is the whole module from
+# line 1, column 1 (the docstring); CPython, and the traceback the model would see, say line 37.
+DOCSTRING_PROGRAM = (
+    '"""Pack circles.\n\nA docstring of a few lines.\n"""\n\nimport numpy as np\n\n'
+    + "".join(f"X{i} = {i}\n" for i in range(8, 34))
+    + "def f(x):\n    if x > 0:\n        return 1\nelse:\n    return 0\n"
+)
+
+
+def test_the_docstring_is_not_blamed_for_a_later_error() -> None:
+    with pytest.raises(SyntaxError) as cpython:
+        compile(DOCSTRING_PROGRAM, "<candidate>", "exec")
+    assert (cpython.value.lineno, DOCSTRING_PROGRAM.split("\n")[36]) == (37, "else:")
+    assert check_syntax(DOCSTRING_PROGRAM) == (
+        f"line 37, column {cpython.value.offset}: {cpython.value.msg} at 'else:'"
+    )
 
 
 @pytest.mark.parametrize(
