@@ -153,9 +153,18 @@ def _undefined_message(undefined: list[tuple[str, int]], child: str, had: frozen
             shown.append(f"{name} (line {line}{', in the fixed code' if fixed else ''})")
         return ", ".join(shown) + (" and others" if len(names) > _SHOWN else "")
 
-    dropped = [name for name in first if name in had]
-    unknown = [name for name in first if name not in had]
+    assigned = _assigned_anywhere(child)
+    dropped = [name for name in first if name in had and name not in assigned]
+    early = [name for name in first if name in assigned]  # read before its assignment
+    unknown = [name for name in first if name not in had and name not in assigned]
     parts = []
+    if early:
+        one = len(early) == 1
+        parts.append(
+            f"it reads {listed(early)} before any assignment to "
+            f"{'it' if one else 'them'} has run (an UnboundLocalError when that line runs); "
+            "assign before the first read, or keep the statements in their order"
+        )
     if dropped:
         one = len(dropped) == 1
         parts.append(
@@ -170,6 +179,24 @@ def _undefined_message(undefined: list[tuple[str, int]], child: str, had: frozen
             f"{'it' if one else 'them'}, or use a name that exists"
         )
     return "; ".join(parts)
+
+
+def _assigned_anywhere(source: str) -> set[str]:
+    """Names bound anywhere in ``source`` (any scope): an undefined read of one of them is a
+    read before its assignment, which the message says apart from a name defined nowhere."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+    } | {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
 
 
 def _undefined(source: str, tree: ast.Module) -> list[tuple[str, int]]:
