@@ -20,6 +20,10 @@ REPEATED_ERROR = 5
 a refused key, an unknown model) before the run stops: one such error is the model's word on
 one request, five are its word on all of them. Without this a run sent 200 requests, each
 refused for the same reason, and then stopped saying only that nothing was evaluable."""
+REPEATED_UNSENT = 25
+"""Prompts in a row that could not be sent, each too large for the window, before the run
+stops: they cost no call, and the next parent or context may fit, so one bad stretch must not
+end a run; 25 in a row say that nothing fits."""
 _HEALS = frozenset({"rate_limit", "server", "connection", "timeout", "empty"})
 _NUMBER = re.compile(r"\d+(\.\d+)?")
 
@@ -51,16 +55,22 @@ class Budgets:
         self.repeats = 0  # calls in a row that failed as ``repeated`` says
         self._repeated_line = ""
 
-    def model_failed(self, model: str, kind: str, message: str) -> None:
+    def model_failed(self, model: str, kind: str, message: str, *, sent: bool = True) -> None:
         """A call of ``model`` failed for good (after its retries) with ``kind``; errors that
-        do not heal by themselves are counted while they repeat (numbers aside)."""
+        do not heal by themselves are counted while they repeat (numbers aside).
+
+        ``sent`` False: the request never left (a prompt that cannot fit the window). Such
+        failures cost nothing and depend on the prompt (a larger parent, more context), so
+        the run stops only after :data:`REPEATED_UNSENT` of them in a row: then nothing fits.
+        """
         if kind in _HEALS:
             self.repeated, self.repeats = None, 0
             return
         same = (model, kind, _NUMBER.sub("N", message))
         self.repeats = self.repeats + 1 if same == self.repeated else 1
         self.repeated = same
-        if self.repeats >= REPEATED_ERROR and not self._repeated_line:
+        limit = REPEATED_ERROR if sent else REPEATED_UNSENT
+        if self.repeats >= limit and not self._repeated_line:
             from evoforge.evolve.models import failure_hint
 
             fix = failure_hint(kind, message) or "fix the cause above"

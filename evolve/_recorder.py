@@ -183,7 +183,8 @@ class Recorder:
             retried = record_failure(self.archive, self.run.id, seq, spec.model, exc)
             self._advance(seq)
         self.pool.record_failure(spec, exc.kind, str(exc))
-        self.budgets.model_failed(spec.model, exc.kind, str(exc))
+        sent = any(a.status_code is not None or a.latency_s > 0 for a in exc.attempts)
+        self.budgets.model_failed(spec.model, exc.kind, str(exc), sent=sent)
         try:
             self.pool.check_outage()
         except ModelOutage as outage:

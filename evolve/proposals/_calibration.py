@@ -189,6 +189,11 @@ def ratio(spec: ModelSpec) -> float:
     return max(1.0, seen) * RATIO_MARGIN
 
 
+def on_prior(spec: ModelSpec) -> bool:
+    """Whether prompts to ``spec`` are counted with :data:`PRIOR_RATIO`, nothing learned yet."""
+    return learned(spec).ratio is None and not tokenizer_known(spec)
+
+
 def tokenizer_known(spec: ModelSpec) -> bool:
     """Whether tiktoken is the model's own tokenizer (a hosted OpenAI model): no prior."""
     return spec.api_base is None and spec.model.startswith(("openai/", "gpt-"))

@@ -87,7 +87,16 @@ async def call_fitted(
         try:
             fitted, spent = await _fit(spec, build, window, answer_tokens)
         except PromptTooLarge as exc:
-            return Called(error=_with_attempts(exc.error(), refused), prompt_cpu_s=cpu)
+            if not calibration.on_prior(spec):
+                return Called(error=_with_attempts(exc.error(), refused), prompt_cpu_s=cpu)
+            # Only the assumed density says it cannot fit, and nothing can be learned from a
+            # prompt never sent: send it counted in tiktoken's tokens. The server then accepts
+            # it (its usage teaches the ratio) or refuses with its own count, which the
+            # refusal below learns from; either way the next prompts are fitted to the truth.
+            try:
+                fitted, spent = await _fit(spec, build, window, answer_tokens, prior=False)
+            except PromptTooLarge:
+                return Called(error=_with_attempts(exc.error(), refused), prompt_cpu_s=cpu)
         cpu += spent
         messages = fitted.messages
         sent = spec
@@ -125,13 +134,19 @@ async def _fit(
     build: Callable[[PromptLimit | None], Messages],
     window: ContextWindow | None,
     answer_tokens: int,
+    *,
+    prior: bool = True,
 ) -> tuple[Fitted, float]:
     """The prompt fitted in the server's tokens, checked by its tokenize endpoint when the
-    prompt may be near the window, and the thread CPU seconds the fitting took."""
+    prompt may be near the window, and the thread CPU seconds the fitting took. With
+    ``prior`` False, a server whose ratio is not learned yet is counted as tiktoken counts."""
     cpu = 0.0
 
     def count(messages: Messages) -> int | None:
-        return calibration.scaled(count_tokens(spec.model, messages), spec)
+        tokens = count_tokens(spec.model, messages)
+        return (
+            tokens if not prior and calibration.on_prior(spec) else calibration.scaled(tokens, spec)
+        )
 
     for _ in range(1 + _REFITS):
         tick = time.thread_time()

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from evoforge.archive import Archive
 from evoforge.evolve import RunConfig, Snapshot, start_run
-from evoforge.evolve._endings import REPEATED_ERROR, Budgets
+from evoforge.evolve._endings import REPEATED_ERROR, REPEATED_UNSENT, Budgets
 from evoforge.evolve._progress import LiveProgress
 from evoforge.evolve._syntax import check_syntax
 from evoforge.evolve._warnings import quiet_candidate_warnings
@@ -115,7 +115,8 @@ def test_a_window_nothing_fits_stops_the_run_with_one_line(make_problem, tmp_pat
         sent = len(server.chat_requests())
     assert report.status == "failed"
     assert "\n" not in report.reason
-    assert f"failed {REPEATED_ERROR} calls in a row with the same error" in report.reason
+    # the refusals' prompts were sent; what follows is never sent, so it takes REPEATED_UNSENT
+    assert f"failed {REPEATED_UNSENT} calls in a row with the same error" in report.reason
     assert "300 tokens" in report.reason
     assert sent <= 4  # refused, then fitted to 300 tokens: too small to send anything
 
@@ -162,6 +163,21 @@ def test_the_streak_counts_one_error_repeated_and_resets_on_an_answer() -> None:
     ending = budgets.ending()
     assert ending is not None and ending.status == "failed" and not ending.drain
     assert "b/m failed 5 calls in a row" in ending.reason and "refused the key" in ending.reason
+
+
+def test_prompts_that_never_left_stop_the_run_only_after_a_longer_streak() -> None:
+    """A prompt too large for the window is not sent: the next parent may fit, so a few in a
+    row go on; REPEATED_UNSENT in a row say nothing fits."""
+    config = RunConfig(problem="tiny", budget=10)
+    budgets = Budgets(config, Snapshot(run_id="r", budget=10), 0.0)
+    too_large = "a/m: the prompt is {} tokens, over the 576 tokens left for it"
+    for n in range(REPEATED_UNSENT - 1):
+        budgets.model_failed("a/m", "bad_request", too_large.format(600 + n), sent=False)
+    assert budgets.ending() is None and REPEATED_UNSENT - 1 > REPEATED_ERROR
+    budgets.model_failed("a/m", "bad_request", too_large.format(700), sent=False)
+    ending = budgets.ending()
+    assert ending is not None and ending.status == "failed"
+    assert f"a/m failed {REPEATED_UNSENT} calls in a row" in ending.reason
 
 
 def test_a_missing_key_hint_names_the_variable_and_that_a_local_server_takes_any() -> None:
