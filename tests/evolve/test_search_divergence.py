@@ -123,8 +123,11 @@ def test_one_cell_per_island_makes_the_seeds_store_the_same_programs(
     problem_dir, server, tmp_path, monkeypatch
 ):
     """The control: on one cell per island (no built-in descriptors, no novelty filter's
-    seeded draws) a deterministic model leads both seeds to mostly the same programs."""
+    seeded draws, no re-drawn selection for a request already answered) a deterministic
+    model leads both seeds to mostly the same programs."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    common, compared = shared(problem_dir, server, tmp_path, descriptors="none", novelty=False)
+    common, compared = shared(
+        problem_dir, server, tmp_path, descriptors="none", novelty=False, request_variation=False
+    )
     assert compared >= 10
     assert common >= compared // 2, f"only {common} of {compared} shared"
