@@ -105,6 +105,8 @@ CONFIGS: dict[str, dict[str, object]] = {
     "novelty=false": {"novelty": False},
     "prompt_evolution=true": {"prompt_evolution": True},
     # fewer wasted model calls: each mechanism off alone, then all four off (as before them)
+    # the archive's spread: migration by evaluations off (by accepted programs alone, as before)
+    "migration_evaluations=0": {"islands.migration_evaluations": 0},
     "request_variation=false": {"request_variation": False},
     "nothing_new_feedback=false": {"nothing_new_feedback": False},
     "rest_after=0": {"rest_after": 0},
@@ -163,8 +165,14 @@ def toml_value(value: object) -> str:
 
 
 def write_config(folder: Path, name: str) -> Path:
+    """The run configuration of ``name``: a key ``section.name`` goes to that section (e.g.
+    ``islands.migration_evaluations``), a plain one to ``[search]``."""
     path = folder / f"{name.replace('=', '-')}.toml"
-    lines = ["[search]"] + [f"{k} = {toml_value(v)}" for k, v in CONFIGS[name].items()]
+    sections: dict[str, list[str]] = {"search": []}
+    for key, value in CONFIGS[name].items():
+        section, _, setting = key.rpartition(".")
+        sections.setdefault(section or "search", []).append(f"{setting} = {toml_value(value)}")
+    lines = [line for section, body in sections.items() for line in (f"[{section}]", *body)]
     path.write_text("\n".join(lines) + "\n")
     return path
 
