@@ -188,7 +188,7 @@ def test_closing_with_calls_in_flight_closes_them_without_warnings(tiny):
 def test_stopping_right_after_requests_leaves_no_unawaited_coroutine(tiny, capfd):
     """Calls cancelled while litellm's synchronous half still runs in the executor: the
     provider coroutine it returns is closed, not left for the garbage collector to report."""
-    with OpenAIServer(faults=["delay:30"] * 64) as server:
+    with OpenAIServer(faults=["delay:30"] * 192) as server:
         setup = setup_for(tiny, "openai/evoforge-fake")
         os.environ.setdefault("OPENAI_API_KEY", "sk-test")
 
@@ -207,11 +207,18 @@ def test_stopping_right_after_requests_leaves_no_unawaited_coroutine(tiny, capfd
             await asyncio.gather(*calls, return_exceptions=True)
             return stats
 
-        stats = asyncio.run(go())
-    (worker,) = stats.workers
-    err = capfd.readouterr().err
-    assert "never awaited" not in err, err
-    assert worker.closed_unawaited > 0  # the window this test is about was hit
+        # The window is a matter of timing: on a busy host the worker may not have started a
+        # call when the pool closes. Every try must leave no unawaited coroutine; at least one
+        # of three must hit the window, or the test says nothing.
+        hit = 0
+        for _ in range(3):
+            (worker,) = asyncio.run(go()).workers
+            err = capfd.readouterr().err
+            assert "never awaited" not in err, err
+            hit += worker.closed_unawaited
+            if hit:
+                break
+    assert hit > 0  # the window this test is about was hit
 
 
 def test_tracking_executor_closes_coroutines_that_never_started():
