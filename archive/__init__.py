@@ -16,162 +16,74 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evoforge.base.lazy import lazy_exports
+from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
-    from evoforge.archive._archive import EDIT_MATCHES, Archive
-    from evoforge.archive._errors import ArchiveError, ArchiveWriteError, RunLockedError
-    from evoforge.archive._failures import FailureGroup, failure_message, signature
+    from evoforge.archive._archive import EDIT_MATCHES as EDIT_MATCHES, Archive as Archive
+    from evoforge.archive._errors import (
+        ArchiveError as ArchiveError,
+        ArchiveWriteError as ArchiveWriteError,
+        RunLockedError as RunLockedError,
+    )
+    from evoforge.archive._failures import (
+        FailureGroup as FailureGroup,
+        failure_message as failure_message,
+        signature as signature,
+    )
     from evoforge.archive._feedback import (
-        REPAIRABLE,
-        AttemptOutcome,
-        ModelUsage,
-        attempt_outcomes,
-        failed_children,
-        improved,
-        model_outcomes,
-        model_usage,
-        repairable_failures,
+        REPAIRABLE as REPAIRABLE,
+        AttemptOutcome as AttemptOutcome,
+        ModelUsage as ModelUsage,
+        attempt_outcomes as attempt_outcomes,
+        failed_children as failed_children,
+        improved as improved,
+        model_outcomes as model_outcomes,
+        model_usage as model_usage,
+        repairable_failures as repairable_failures,
     )
-    from evoforge.archive._lock import RunLock, lock_path
-    from evoforge.archive._migrations import migrations
-    from evoforge.archive._outcome import EvalResult, Status
-    from evoforge.archive._pareto import non_dominated
-    from evoforge.archive._patch import bundle_files, file_patch
-    from evoforge.archive._paths import DB_ENV, DEFAULT_DB, default_db
-    from evoforge.archive._program import Program, attempt_id, program_id
+    from evoforge.archive._lock import RunLock as RunLock, lock_path as lock_path
+    from evoforge.archive._migrations import migrations as migrations
+    from evoforge.archive._outcome import EvalResult as EvalResult, Status as Status
+    from evoforge.archive._pareto import non_dominated as non_dominated
+    from evoforge.archive._patch import bundle_files as bundle_files, file_patch as file_patch
+    from evoforge.archive._paths import (
+        DB_ENV as DB_ENV,
+        DEFAULT_DB as DEFAULT_DB,
+        default_db as default_db,
+    )
+    from evoforge.archive._program import (
+        Program as Program,
+        attempt_id as attempt_id,
+        program_id as program_id,
+    )
     from evoforge.archive._prompt_variants import (
-        ORIGINS,
-        PromptVariant,
-        VariantOrigin,
-        VariantStats,
-        variant_id,
+        ORIGINS as ORIGINS,
+        PromptVariant as PromptVariant,
+        VariantOrigin as VariantOrigin,
+        VariantStats as VariantStats,
+        variant_id as variant_id,
     )
-    from evoforge.archive._queries import Node
-    from evoforge.archive._records import Elite, Event, IslandState, LlmCall, RunInfo, RunStatus
-    from evoforge.archive._stats import ArchiveStats
-    from evoforge.archive._status import AddStatus
-    from evoforge.archive._timeline import Bucket, Improvement, Timeline
-    from evoforge.archive._usage import CallCost, CallUsage, call_cost, call_usage
+    from evoforge.archive._queries import Node as Node
+    from evoforge.archive._records import (
+        Elite as Elite,
+        Event as Event,
+        IslandState as IslandState,
+        LlmCall as LlmCall,
+        RunInfo as RunInfo,
+        RunStatus as RunStatus,
+    )
+    from evoforge.archive._stats import ArchiveStats as ArchiveStats
+    from evoforge.archive._status import AddStatus as AddStatus
+    from evoforge.archive._timeline import (
+        Bucket as Bucket,
+        Improvement as Improvement,
+        Timeline as Timeline,
+    )
+    from evoforge.archive._usage import (
+        CallCost as CallCost,
+        CallUsage as CallUsage,
+        call_cost as call_cost,
+        call_usage as call_usage,
+    )
 
-# name -> the module that defines it
-_EXPORTS = {
-    "DB_ENV": "evoforge.archive._paths",
-    "DEFAULT_DB": "evoforge.archive._paths",
-    "EDIT_MATCHES": "evoforge.archive._archive",
-    "Archive": "evoforge.archive._archive",
-    "default_db": "evoforge.archive._paths",
-    "ArchiveError": "evoforge.archive._errors",
-    "ArchiveWriteError": "evoforge.archive._errors",
-    "RunLockedError": "evoforge.archive._errors",
-    "FailureGroup": "evoforge.archive._failures",
-    "failure_message": "evoforge.archive._failures",
-    "signature": "evoforge.archive._failures",
-    "REPAIRABLE": "evoforge.archive._feedback",
-    "AttemptOutcome": "evoforge.archive._feedback",
-    "ModelUsage": "evoforge.archive._feedback",
-    "attempt_outcomes": "evoforge.archive._feedback",
-    "failed_children": "evoforge.archive._feedback",
-    "improved": "evoforge.archive._feedback",
-    "model_outcomes": "evoforge.archive._feedback",
-    "model_usage": "evoforge.archive._feedback",
-    "repairable_failures": "evoforge.archive._feedback",
-    "RunLock": "evoforge.archive._lock",
-    "lock_path": "evoforge.archive._lock",
-    "migrations": "evoforge.archive._migrations",
-    "Node": "evoforge.archive._queries",
-    "bundle_files": "evoforge.archive._patch",
-    "file_patch": "evoforge.archive._patch",
-    "EvalResult": "evoforge.archive._outcome",
-    "Status": "evoforge.archive._outcome",
-    "non_dominated": "evoforge.archive._pareto",
-    "Program": "evoforge.archive._program",
-    "attempt_id": "evoforge.archive._program",
-    "program_id": "evoforge.archive._program",
-    "ORIGINS": "evoforge.archive._prompt_variants",
-    "PromptVariant": "evoforge.archive._prompt_variants",
-    "VariantOrigin": "evoforge.archive._prompt_variants",
-    "VariantStats": "evoforge.archive._prompt_variants",
-    "variant_id": "evoforge.archive._prompt_variants",
-    "Elite": "evoforge.archive._records",
-    "Event": "evoforge.archive._records",
-    "IslandState": "evoforge.archive._records",
-    "LlmCall": "evoforge.archive._records",
-    "RunInfo": "evoforge.archive._records",
-    "RunStatus": "evoforge.archive._records",
-    "ArchiveStats": "evoforge.archive._stats",
-    "AddStatus": "evoforge.archive._status",
-    "Bucket": "evoforge.archive._timeline",
-    "Improvement": "evoforge.archive._timeline",
-    "Timeline": "evoforge.archive._timeline",
-    "CallCost": "evoforge.archive._usage",
-    "CallUsage": "evoforge.archive._usage",
-    "call_cost": "evoforge.archive._usage",
-    "call_usage": "evoforge.archive._usage",
-}
-
-__all__ = [
-    # the archive
-    "DB_ENV",
-    "DEFAULT_DB",
-    "Archive",
-    "default_db",
-    "ArchiveError",
-    "ArchiveWriteError",
-    "migrations",
-    # one writer per run
-    "RunLock",
-    "RunLockedError",
-    "lock_path",
-    # programs and what happened to them
-    "EDIT_MATCHES",
-    "EvalResult",
-    "Program",
-    "Status",
-    "attempt_id",
-    "program_id",
-    # runs and their records
-    "Event",
-    "IslandState",
-    "LlmCall",
-    "RunInfo",
-    "RunStatus",
-    # mining a run
-    "Bucket",
-    "CallCost",
-    "CallUsage",
-    "FailureGroup",
-    "Improvement",
-    "Node",
-    "Timeline",
-    # repository programs as patches
-    "bundle_files",
-    "file_patch",
-    "call_cost",
-    "call_usage",
-    "non_dominated",
-    "failure_message",
-    "signature",
-    # prompt variants and their children
-    "ORIGINS",
-    "PromptVariant",
-    "VariantOrigin",
-    "VariantStats",
-    "variant_id",
-    # MAP-Elites grids
-    "AddStatus",
-    "ArchiveStats",
-    "Elite",
-    # feedback for prompts
-    "REPAIRABLE",
-    "AttemptOutcome",
-    "attempt_outcomes",
-    "failed_children",
-    "improved",
-    "ModelUsage",
-    "model_outcomes",
-    "model_usage",
-    "repairable_failures",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))  # tests/: the KernelBench task files the tests us
 
 from evoforge.archive import Archive  # noqa: E402
 from evoforge.evolve import resolve  # noqa: E402
-from evoforge.evolve._batch import TaskResult, run_batch  # noqa: E402
+from evoforge.evolve.run._batch import TaskResult, run_batch  # noqa: E402
 
 CPU_OPTIONS = {"cpu_baseline": True, "timing_repeats": 10, "timing_warmups": 1, "flush_mib": 64}
 """Added to each task's options in ``--cpu`` mode: the trusted baseline on the CPU, briefly."""

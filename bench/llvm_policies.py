@@ -25,7 +25,7 @@ import time
 from dataclasses import replace
 
 from evoforge.evaluators.llvm import LlvmEvaluator
-from evoforge.evolve._session import resolve_problem
+from evoforge.evolve.run._session import resolve_problem
 from evoforge.problems import problem_unready
 
 PROBLEMS = ("llvm_inlining", "llvm_regalloc_priority", "code_layout")

@@ -40,7 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.evolve.sloppy_server
 
-from evoforge.evolve._syntax import check_program_syntax  # noqa: E402
+from evoforge.evolve.checks._syntax import check_program_syntax  # noqa: E402
 from evoforge.evolve.edits import EditError, apply_edit  # noqa: E402
 from evoforge.evolve.offline import mutate  # noqa: E402
 from evoforge.problems import START_MARKER  # noqa: E402

@@ -21,141 +21,60 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evoforge.base.lazy import lazy_exports
+from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
-    from evoforge.archive import EvalResult, Status
-    from evoforge.evaluators._base import Availability, Evaluator, ResourceRequest
-    from evoforge.evaluators._cascade import run_cascade
-    from evoforge.evaluators._registry import evaluator_class, evaluator_origins, evaluators
-    from evoforge.evaluators._scoring import classify_metrics, contain_result
+    from evoforge.archive import EvalResult as EvalResult, Status as Status
+    from evoforge.evaluators._base import (
+        Availability as Availability,
+        Evaluator as Evaluator,
+        ResourceRequest as ResourceRequest,
+    )
+    from evoforge.evaluators._cascade import run_cascade as run_cascade
+    from evoforge.evaluators._registry import (
+        evaluator_class as evaluator_class,
+        evaluator_origins as evaluator_origins,
+        evaluators as evaluators,
+    )
+    from evoforge.evaluators._scoring import (
+        classify_metrics as classify_metrics,
+        contain_result as contain_result,
+    )
     from evoforge.evaluators.devices import (
-        Device,
-        DeviceBusyError,
-        DeviceError,
-        DeviceSlots,
-        Inventory,
-        cpu_fingerprint,
-        fingerprint,
-        inventory,
+        Device as Device,
+        DeviceBusyError as DeviceBusyError,
+        DeviceError as DeviceError,
+        DeviceSlots as DeviceSlots,
+        Inventory as Inventory,
+        cpu_fingerprint as cpu_fingerprint,
+        fingerprint as fingerprint,
+        inventory as inventory,
     )
     from evoforge.evaluators.kernels import (
-        CudaEvaluator,
-        EvaluatorUnavailableError,
-        KernelBenchEvaluator,
-        MetalEvaluator,
-        TpuEvaluator,
-        TrainiumEvaluator,
-        TritonEvaluator,
+        CudaEvaluator as CudaEvaluator,
+        EvaluatorUnavailableError as EvaluatorUnavailableError,
+        KernelBenchEvaluator as KernelBenchEvaluator,
+        MetalEvaluator as MetalEvaluator,
+        TpuEvaluator as TpuEvaluator,
+        TrainiumEvaluator as TrainiumEvaluator,
+        TritonEvaluator as TritonEvaluator,
     )
-    from evoforge.evaluators.llvm import LlvmEvaluator
-    from evoforge.evaluators.openevolve import OpenEvolveEvaluator
-    from evoforge.evaluators.python import PythonEvaluator
-    from evoforge.evaluators.repo import RepoEvaluator
+    from evoforge.evaluators.llvm import LlvmEvaluator as LlvmEvaluator
+    from evoforge.evaluators.openevolve import OpenEvolveEvaluator as OpenEvolveEvaluator
+    from evoforge.evaluators.python import PythonEvaluator as PythonEvaluator
+    from evoforge.evaluators.repo import RepoEvaluator as RepoEvaluator
     from evoforge.evaluators.sandbox import (
-        Isolation,
-        Limits,
-        SandboxError,
-        SandboxRun,
-        run_sandboxed,
+        Isolation as Isolation,
+        Limits as Limits,
+        SandboxError as SandboxError,
+        SandboxRun as SandboxRun,
+        run_sandboxed as run_sandboxed,
     )
     from evoforge.evaluators.timing import (
-        CallgrindError,
-        WallComparison,
-        callgrind_instructions,
-        interleaved_wall,
+        CallgrindError as CallgrindError,
+        WallComparison as WallComparison,
+        callgrind_instructions as callgrind_instructions,
+        interleaved_wall as interleaved_wall,
     )
 
-# name -> the module that defines it
-_EXPORTS = {
-    "EvalResult": "evoforge.archive",
-    "Status": "evoforge.archive",
-    "Availability": "evoforge.evaluators._base",
-    "Evaluator": "evoforge.evaluators._base",
-    "ResourceRequest": "evoforge.evaluators._base",
-    "run_cascade": "evoforge.evaluators._cascade",
-    "evaluator_class": "evoforge.evaluators._registry",
-    "evaluator_origins": "evoforge.evaluators._registry",
-    "evaluators": "evoforge.evaluators._registry",
-    "classify_metrics": "evoforge.evaluators._scoring",
-    "contain_result": "evoforge.evaluators._scoring",
-    "Device": "evoforge.evaluators.devices",
-    "DeviceBusyError": "evoforge.evaluators.devices",
-    "DeviceError": "evoforge.evaluators.devices",
-    "DeviceSlots": "evoforge.evaluators.devices",
-    "Inventory": "evoforge.evaluators.devices",
-    "cpu_fingerprint": "evoforge.evaluators.devices",
-    "fingerprint": "evoforge.evaluators.devices",
-    "inventory": "evoforge.evaluators.devices",
-    "CudaEvaluator": "evoforge.evaluators.kernels",
-    "EvaluatorUnavailableError": "evoforge.evaluators.kernels",
-    "KernelBenchEvaluator": "evoforge.evaluators.kernels",
-    "MetalEvaluator": "evoforge.evaluators.kernels",
-    "TpuEvaluator": "evoforge.evaluators.kernels",
-    "TrainiumEvaluator": "evoforge.evaluators.kernels",
-    "TritonEvaluator": "evoforge.evaluators.kernels",
-    "LlvmEvaluator": "evoforge.evaluators.llvm",
-    "OpenEvolveEvaluator": "evoforge.evaluators.openevolve",
-    "PythonEvaluator": "evoforge.evaluators.python",
-    "RepoEvaluator": "evoforge.evaluators.repo",
-    "Isolation": "evoforge.evaluators.sandbox",
-    "Limits": "evoforge.evaluators.sandbox",
-    "SandboxError": "evoforge.evaluators.sandbox",
-    "SandboxRun": "evoforge.evaluators.sandbox",
-    "run_sandboxed": "evoforge.evaluators.sandbox",
-    "CallgrindError": "evoforge.evaluators.timing",
-    "WallComparison": "evoforge.evaluators.timing",
-    "callgrind_instructions": "evoforge.evaluators.timing",
-    "interleaved_wall": "evoforge.evaluators.timing",
-}
-
-__all__ = [
-    # interface
-    "Availability",
-    "Evaluator",
-    "ResourceRequest",
-    # registered evaluators
-    "evaluator_class",
-    "evaluator_origins",
-    "evaluators",
-    # built-in evaluators
-    "CudaEvaluator",
-    "KernelBenchEvaluator",
-    "LlvmEvaluator",
-    "MetalEvaluator",
-    "OpenEvolveEvaluator",
-    "PythonEvaluator",
-    "RepoEvaluator",
-    "SandboxError",
-    "TpuEvaluator",
-    "TrainiumEvaluator",
-    "TritonEvaluator",
-    "EvaluatorUnavailableError",
-    # the shared sandbox and cascade, for evaluator plugins
-    "Isolation",
-    "Limits",
-    "SandboxRun",
-    "run_sandboxed",
-    "run_cascade",
-    # devices
-    "cpu_fingerprint",
-    "Device",
-    "DeviceBusyError",
-    "DeviceError",
-    "DeviceSlots",
-    "Inventory",
-    "fingerprint",
-    "inventory",
-    # timing
-    "CallgrindError",
-    "WallComparison",
-    "callgrind_instructions",
-    "interleaved_wall",
-    # results
-    "EvalResult",
-    "Status",
-    "classify_metrics",
-    "contain_result",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -40,84 +40,40 @@ Names are imported on first use, so ``import evoforge`` costs almost nothing.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
     from evoforge._api import (
-        RunResult,
-        open_archive,
-        resume,
-        resume_async,
-        run,
-        run_async,
+        RunResult as RunResult,
+        open_archive as open_archive,
+        resume as resume,
+        resume_async as resume_async,
+        run as run,
+        run_async as run_async,
     )
-    from evoforge._dataframes import to_frame
-    from evoforge.archive import DEFAULT_DB, Archive, ArchiveError, Program, RunInfo, Status
-    from evoforge.base.settings import ConfigError
-    from evoforge.evolve import RunConfig, SeedError
-    from evoforge.plugins import hookimpl
-    from evoforge.problems import Problem, ProblemSpecError, define_problem, load_problem
+    from evoforge._dataframes import to_frame as to_frame
+    from evoforge.archive import (
+        DEFAULT_DB as DEFAULT_DB,
+        Archive as Archive,
+        ArchiveError as ArchiveError,
+        Program as Program,
+        RunInfo as RunInfo,
+        Status as Status,
+    )
+    from evoforge.base.settings import ConfigError as ConfigError
+    from evoforge.evolve import RunConfig as RunConfig, SeedError as SeedError
+    from evoforge.plugins import hookimpl as hookimpl
+    from evoforge.problems import (
+        Problem as Problem,
+        ProblemSpecError as ProblemSpecError,
+        define_problem as define_problem,
+        load_problem as load_problem,
+    )
 
-# name -> the module that defines it
-_EXPORTS = {
-    # running
-    "run": "evoforge._api",
-    "run_async": "evoforge._api",
-    "resume": "evoforge._api",
-    "resume_async": "evoforge._api",
-    "RunResult": "evoforge._api",
-    "RunConfig": "evoforge.evolve",
-    "DEFAULT_DB": "evoforge.archive",
-    # problems
-    "define_problem": "evoforge.problems",
-    "load_problem": "evoforge.problems",
-    "Problem": "evoforge.problems",
-    # mining
-    "open_archive": "evoforge._api",
-    "to_frame": "evoforge._dataframes",
-    "Archive": "evoforge.archive",
-    "Program": "evoforge.archive",
-    "RunInfo": "evoforge.archive",
-    "Status": "evoforge.archive",
-    # plugins
-    "hookimpl": "evoforge.plugins",
-    # errors
-    "ArchiveError": "evoforge.archive",
-    "ConfigError": "evoforge.base.settings",
-    "ProblemSpecError": "evoforge.problems",
-    "SeedError": "evoforge.evolve",
-}
-
-__all__ = [
-    # running
-    "run",
-    "run_async",
-    "resume",
-    "resume_async",
-    "RunResult",
-    "RunConfig",
-    "DEFAULT_DB",
-    # problems
-    "define_problem",
-    "load_problem",
-    "Problem",
-    # mining
-    "open_archive",
-    "to_frame",
-    "Archive",
-    "Program",
-    "RunInfo",
-    "Status",
-    # plugins
-    "hookimpl",
-    # errors
-    "ArchiveError",
-    "ConfigError",
-    "ProblemSpecError",
-    "SeedError",
-    "__version__",
-]
+_lazy_getattr, __dir__, _exports = lazy_package(__name__)
+__all__ = [*_exports, "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -128,12 +84,4 @@ def __getattr__(name: str) -> Any:
             return version("evoforge")
         except PackageNotFoundError:  # a source tree that was never installed
             return "0+unknown"
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'evoforge' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return _lazy_getattr(name)

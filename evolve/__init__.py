@@ -1,9 +1,20 @@
 """Evolve: the conductor of a run.
 
-Configuration, the asynchronous steady-state controller, prompts, the model client (litellm;
-the offline mutation model included), edit parsing and application, and the CLI. Mining a run
-(statistics, comparison, export) is :mod:`evoforge.evolve.mining`; the dashboard
-(``evoforge ui``) is :mod:`evoforge.evolve.dashboard`.
+Its subpackages are floors, each importing only the floors below it (lowest first;
+``tests/packaging/test_layers.py`` checks it):
+
+1. :mod:`~evoforge.evolve.checks` (a candidate's syntax and names) and
+   :mod:`~evoforge.evolve.mining` (reading a run back: statistics, failures, export);
+2. the mutation side's leaves: :mod:`~evoforge.evolve.models` (the model client, litellm),
+   :mod:`~evoforge.evolve.prompts`, :mod:`~evoforge.evolve.edits`;
+3. :mod:`~evoforge.evolve.offline` (the offline mutation model) and
+   :mod:`~evoforge.evolve.proposals` (a model call made into a child, in worker processes);
+4. :mod:`~evoforge.evolve.search` (what each candidate asks the model);
+5. :mod:`~evoforge.evolve.config` (a run's configuration);
+6. :mod:`~evoforge.evolve.run` (session, controller, recorder, endings, suites);
+7. :mod:`~evoforge.evolve.dashboard` (``evoforge ui``), then :mod:`~evoforge.evolve.cli`.
+
+This package's names are the public API of all of them.
 
 Names are imported on first use (:mod:`evoforge.base.lazy`): the ``evoforge`` command and the
 proposal workers load only the modules they use, not the controller, the evaluators or litellm.
@@ -13,98 +24,44 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evoforge.base.lazy import lazy_exports
+from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
-    from evoforge.evolve._config import (
-        OFFLINE_MODEL,
-        ConfigError,
-        RunConfig,
-        layered,
-        load_config_file,
+    from evoforge.evolve.checks import check_syntax as check_syntax
+    from evoforge.evolve.config import (
+        OFFLINE_MODEL as OFFLINE_MODEL,
+        ConfigError as ConfigError,
+        RunConfig as RunConfig,
+        layered as layered,
+        load_config_file as load_config_file,
     )
-    from evoforge.evolve._controller import Controller, SeedError
-    from evoforge.evolve._host_fit import measurable_problem
-    from evoforge.evolve._progress import LiveProgress
-    from evoforge.evolve._resolve import Resolved, resolve
-    from evoforge.evolve._search import SearchConfig
-    from evoforge.evolve._session import (
-        SessionOptions,
-        StopEvent,
-        resolve_problem,
-        resume_run,
-        start_run,
+    from evoforge.evolve.edits import (
+        AppliedEdit as AppliedEdit,
+        EditError as EditError,
+        apply_edit as apply_edit,
     )
-    from evoforge.evolve._snapshot import Progress, SessionReport, Snapshot
-    from evoforge.evolve._syntax import check_syntax
-    from evoforge.evolve.edits import AppliedEdit, EditError, apply_edit
-    from evoforge.evolve.models import Completion, ModelError, complete
-    from evoforge.evolve.prompts import build_messages
+    from evoforge.evolve.models import (
+        Completion as Completion,
+        ModelError as ModelError,
+        complete as complete,
+    )
+    from evoforge.evolve.prompts import build_messages as build_messages
+    from evoforge.evolve.run import (
+        Controller as Controller,
+        LiveProgress as LiveProgress,
+        Progress as Progress,
+        Resolved as Resolved,
+        SeedError as SeedError,
+        SessionOptions as SessionOptions,
+        SessionReport as SessionReport,
+        Snapshot as Snapshot,
+        StopEvent as StopEvent,
+        measurable_problem as measurable_problem,
+        resolve as resolve,
+        resolve_problem as resolve_problem,
+        resume_run as resume_run,
+        start_run as start_run,
+    )
+    from evoforge.evolve.search import SearchConfig as SearchConfig
 
-# name -> the module that defines it
-_EXPORTS = {
-    "OFFLINE_MODEL": "evoforge.evolve._config",
-    "ConfigError": "evoforge.evolve._config",
-    "RunConfig": "evoforge.evolve._config",
-    "layered": "evoforge.evolve._config",
-    "load_config_file": "evoforge.evolve._config",
-    "Controller": "evoforge.evolve._controller",
-    "SeedError": "evoforge.evolve._controller",
-    "measurable_problem": "evoforge.evolve._host_fit",
-    "LiveProgress": "evoforge.evolve._progress",
-    "Resolved": "evoforge.evolve._resolve",
-    "resolve": "evoforge.evolve._resolve",
-    "SearchConfig": "evoforge.evolve._search",
-    "SessionOptions": "evoforge.evolve._session",
-    "StopEvent": "evoforge.evolve._session",
-    "resolve_problem": "evoforge.evolve._session",
-    "resume_run": "evoforge.evolve._session",
-    "start_run": "evoforge.evolve._session",
-    "Progress": "evoforge.evolve._snapshot",
-    "SessionReport": "evoforge.evolve._snapshot",
-    "Snapshot": "evoforge.evolve._snapshot",
-    "check_syntax": "evoforge.evolve._syntax",
-    "AppliedEdit": "evoforge.evolve.edits",
-    "EditError": "evoforge.evolve.edits",
-    "apply_edit": "evoforge.evolve.edits",
-    "Completion": "evoforge.evolve.models",
-    "ModelError": "evoforge.evolve.models",
-    "complete": "evoforge.evolve.models",
-    "build_messages": "evoforge.evolve.prompts",
-}
-
-__all__ = [
-    # configuration
-    "OFFLINE_MODEL",
-    "ConfigError",
-    "RunConfig",
-    "SearchConfig",
-    "layered",
-    "load_config_file",
-    # running
-    "Controller",
-    "LiveProgress",
-    "Progress",
-    "SeedError",
-    "SessionOptions",
-    "SessionReport",
-    "Snapshot",
-    "StopEvent",
-    "measurable_problem",
-    "Resolved",
-    "resolve",
-    "resolve_problem",
-    "resume_run",
-    "start_run",
-    # model and edits
-    "AppliedEdit",
-    "Completion",
-    "EditError",
-    "ModelError",
-    "apply_edit",
-    "build_messages",
-    "check_syntax",
-    "complete",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -17,99 +17,39 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evoforge.base.lazy import lazy_exports
+from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
     from evoforge.islands._descriptors import (
-        BUILTIN_DESCRIPTORS,
-        BuiltinDescriptors,
-        with_builtin_descriptors,
+        BUILTIN_DESCRIPTORS as BUILTIN_DESCRIPTORS,
+        BuiltinDescriptors as BuiltinDescriptors,
+        with_builtin_descriptors as with_builtin_descriptors,
     )
     from evoforge.islands._islands import (
-        GLOBAL,
-        IslandConfig,
-        Islands,
-        Outcome,
-        Selection,
-        Strategy,
+        GLOBAL as GLOBAL,
+        IslandConfig as IslandConfig,
+        Islands as Islands,
+        Outcome as Outcome,
+        Selection as Selection,
+        Strategy as Strategy,
     )
-    from evoforge.islands._novelty import NoveltyFilter, Verdict
+    from evoforge.islands._novelty import NoveltyFilter as NoveltyFilter, Verdict as Verdict
     from evoforge.islands._selection import (
-        BUILTIN_STRATEGIES,
-        fitness_weighted,
-        rank,
-        tournament,
-        uniform,
+        BUILTIN_STRATEGIES as BUILTIN_STRATEGIES,
+        fitness_weighted as fitness_weighted,
+        rank as rank,
+        tournament as tournament,
+        uniform as uniform,
     )
     from evoforge.islands._similarity import (
-        Fingerprint,
-        ShingleCache,
-        ast_key,
-        code_tokens,
-        evolving_code,
-        fingerprint,
-        jaccard,
-        shingles,
+        Fingerprint as Fingerprint,
+        ShingleCache as ShingleCache,
+        ast_key as ast_key,
+        code_tokens as code_tokens,
+        evolving_code as evolving_code,
+        fingerprint as fingerprint,
+        jaccard as jaccard,
+        shingles as shingles,
     )
 
-# name -> the module that defines it
-_EXPORTS = {
-    "BUILTIN_DESCRIPTORS": "evoforge.islands._descriptors",
-    "BuiltinDescriptors": "evoforge.islands._descriptors",
-    "with_builtin_descriptors": "evoforge.islands._descriptors",
-    "GLOBAL": "evoforge.islands._islands",
-    "IslandConfig": "evoforge.islands._islands",
-    "Islands": "evoforge.islands._islands",
-    "Outcome": "evoforge.islands._islands",
-    "Selection": "evoforge.islands._islands",
-    "Strategy": "evoforge.islands._islands",
-    "NoveltyFilter": "evoforge.islands._novelty",
-    "Verdict": "evoforge.islands._novelty",
-    "BUILTIN_STRATEGIES": "evoforge.islands._selection",
-    "fitness_weighted": "evoforge.islands._selection",
-    "rank": "evoforge.islands._selection",
-    "tournament": "evoforge.islands._selection",
-    "uniform": "evoforge.islands._selection",
-    "Fingerprint": "evoforge.islands._similarity",
-    "ShingleCache": "evoforge.islands._similarity",
-    "ast_key": "evoforge.islands._similarity",
-    "code_tokens": "evoforge.islands._similarity",
-    "evolving_code": "evoforge.islands._similarity",
-    "fingerprint": "evoforge.islands._similarity",
-    "jaccard": "evoforge.islands._similarity",
-    "shingles": "evoforge.islands._similarity",
-}
-
-__all__ = [
-    # model
-    "GLOBAL",
-    "IslandConfig",
-    "Islands",
-    "Outcome",
-    "Selection",
-    "Strategy",
-    # selection
-    "BUILTIN_STRATEGIES",
-    "fitness_weighted",
-    "rank",
-    "tournament",
-    "uniform",
-    # built-in descriptors for problems that declare none
-    "BUILTIN_DESCRIPTORS",
-    "BuiltinDescriptors",
-    "with_builtin_descriptors",
-    # novelty filter
-    "NoveltyFilter",
-    "Verdict",
-    # program fingerprints
-    "Fingerprint",
-    "ShingleCache",
-    "ast_key",
-    "code_tokens",
-    "evolving_code",
-    "fingerprint",
-    "jaccard",
-    "shingles",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -20,7 +20,7 @@ DEFAULT_PLUGINS = (
     "evoforge.evaluators.devices._plugin",
     "evoforge.problems._plugin",
     "evoforge.islands._plugin",
-    "evoforge.evolve._plugin",
+    "evoforge.evolve.offline._plugin",
 )
 
 #: Comma-separated entry-point names of the third-party plugins to load; unset loads them all,

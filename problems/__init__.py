@@ -18,111 +18,53 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evoforge.base.lazy import lazy_exports
+from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
-    from evoforge.problems._baselines import measure_baselines
-    from evoforge.problems._blocks import END_MARKER, START_MARKER, Block, BlockError, find_blocks
-    from evoforge.problems._bundle import (
-        BundleError,
-        file_sections,
-        header,
-        header_path,
-        make_bundle,
-        split_bundle,
+    from evoforge.problems._baselines import measure_baselines as measure_baselines
+    from evoforge.problems._blocks import (
+        END_MARKER as END_MARKER,
+        START_MARKER as START_MARKER,
+        Block as Block,
+        BlockError as BlockError,
+        find_blocks as find_blocks,
     )
-    from evoforge.problems._declaration import DECLARATIONS, Declaration, ProblemSpecError
-    from evoforge.problems._define import CACHE_ENV, define_problem
-    from evoforge.problems._host import problem_unready, setup_problem
-    from evoforge.problems._loader import SPEC_FILENAME, import_spec, load_problem
-    from evoforge.problems._spec import PASSED, Descriptor, Direction, Objective, Problem
-    from evoforge.problems._stages import Stage, Threshold, Tuning
-    from evoforge.problems._suites import KERNEL_SUITE, examples, suites
-    from evoforge.problems._versus import versus
+    from evoforge.problems._bundle import (
+        BundleError as BundleError,
+        file_sections as file_sections,
+        header as header,
+        header_path as header_path,
+        make_bundle as make_bundle,
+        split_bundle as split_bundle,
+    )
+    from evoforge.problems._declaration import (
+        DECLARATIONS as DECLARATIONS,
+        Declaration as Declaration,
+        ProblemSpecError as ProblemSpecError,
+    )
+    from evoforge.problems._define import CACHE_ENV as CACHE_ENV, define_problem as define_problem
+    from evoforge.problems._host import (
+        problem_unready as problem_unready,
+        setup_problem as setup_problem,
+    )
+    from evoforge.problems._loader import (
+        SPEC_FILENAME as SPEC_FILENAME,
+        import_spec as import_spec,
+        load_problem as load_problem,
+    )
+    from evoforge.problems._spec import (
+        PASSED as PASSED,
+        Descriptor as Descriptor,
+        Direction as Direction,
+        Objective as Objective,
+        Problem as Problem,
+    )
+    from evoforge.problems._stages import Stage as Stage, Threshold as Threshold, Tuning as Tuning
+    from evoforge.problems._suites import (
+        KERNEL_SUITE as KERNEL_SUITE,
+        examples as examples,
+        suites as suites,
+    )
+    from evoforge.problems._versus import versus as versus
 
-# name -> the module that defines it
-_EXPORTS = {
-    "measure_baselines": "evoforge.problems._baselines",
-    "versus": "evoforge.problems._versus",
-    "END_MARKER": "evoforge.problems._blocks",
-    "START_MARKER": "evoforge.problems._blocks",
-    "Block": "evoforge.problems._blocks",
-    "BlockError": "evoforge.problems._blocks",
-    "find_blocks": "evoforge.problems._blocks",
-    "BundleError": "evoforge.problems._bundle",
-    "file_sections": "evoforge.problems._bundle",
-    "header": "evoforge.problems._bundle",
-    "header_path": "evoforge.problems._bundle",
-    "make_bundle": "evoforge.problems._bundle",
-    "split_bundle": "evoforge.problems._bundle",
-    "DECLARATIONS": "evoforge.problems._declaration",
-    "Declaration": "evoforge.problems._declaration",
-    "ProblemSpecError": "evoforge.problems._declaration",
-    "CACHE_ENV": "evoforge.problems._define",
-    "define_problem": "evoforge.problems._define",
-    "problem_unready": "evoforge.problems._host",
-    "setup_problem": "evoforge.problems._host",
-    "SPEC_FILENAME": "evoforge.problems._loader",
-    "import_spec": "evoforge.problems._loader",
-    "load_problem": "evoforge.problems._loader",
-    "PASSED": "evoforge.problems._spec",
-    "Descriptor": "evoforge.problems._spec",
-    "Direction": "evoforge.problems._spec",
-    "Objective": "evoforge.problems._spec",
-    "Problem": "evoforge.problems._spec",
-    "Stage": "evoforge.problems._stages",
-    "Threshold": "evoforge.problems._stages",
-    "Tuning": "evoforge.problems._stages",
-    "KERNEL_SUITE": "evoforge.problems._suites",
-    "suites": "evoforge.problems._suites",
-    "examples": "evoforge.problems._suites",
-}
-
-__all__ = [
-    # declaration
-    "Descriptor",
-    "Direction",
-    "Objective",
-    "PASSED",
-    "Problem",
-    # cascade
-    "Stage",
-    "Threshold",
-    # knob tuning
-    "Tuning",
-    # suites: sets of problems run as one batch
-    "KERNEL_SUITE",
-    "suites",
-    # built-in folders in another format, run by name
-    "examples",
-    # baselines, reported beside results
-    "measure_baselines",
-    "versus",
-    # EVOLVE-BLOCK regions
-    "END_MARKER",
-    "START_MARKER",
-    "Block",
-    "BlockError",
-    "find_blocks",
-    # repository bundles: several files as one program
-    "BundleError",
-    "file_sections",
-    "header",
-    "header_path",
-    "make_bundle",
-    "split_bundle",
-    # host readiness and one-time set-up
-    "problem_unready",
-    "setup_problem",
-    # loading and defining
-    "CACHE_ENV",
-    "DECLARATIONS",
-    "SPEC_FILENAME",
-    "Declaration",
-    "ProblemSpecError",
-    "define_problem",
-    "import_spec",
-    "load_problem",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -13,56 +13,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evoforge.base.lazy import lazy_exports
+from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
-    from evoforge.evaluators.devices._fingerprint import cpu_fingerprint
+    from evoforge.evaluators.devices._fingerprint import cpu_fingerprint as cpu_fingerprint
     from evoforge.evaluators.devices._inventory import (
-        KINDS,
-        LOCK_DIR_ENV,
-        Device,
-        DeviceBusyError,
-        DeviceError,
-        DeviceSlots,
-        Inventory,
-        default_lock_dir,
-        fingerprint,
-        inventory,
-        neuron_toolchain,
+        KINDS as KINDS,
+        LOCK_DIR_ENV as LOCK_DIR_ENV,
+        Device as Device,
+        DeviceBusyError as DeviceBusyError,
+        DeviceError as DeviceError,
+        DeviceSlots as DeviceSlots,
+        Inventory as Inventory,
+        default_lock_dir as default_lock_dir,
+        fingerprint as fingerprint,
+        inventory as inventory,
+        neuron_toolchain as neuron_toolchain,
     )
 
-# name -> the module that defines it
-_EXPORTS = {
-    "cpu_fingerprint": "evoforge.evaluators.devices._fingerprint",
-    "KINDS": "evoforge.evaluators.devices._inventory",
-    "LOCK_DIR_ENV": "evoforge.evaluators.devices._inventory",
-    "Device": "evoforge.evaluators.devices._inventory",
-    "DeviceBusyError": "evoforge.evaluators.devices._inventory",
-    "DeviceError": "evoforge.evaluators.devices._inventory",
-    "DeviceSlots": "evoforge.evaluators.devices._inventory",
-    "Inventory": "evoforge.evaluators.devices._inventory",
-    "default_lock_dir": "evoforge.evaluators.devices._inventory",
-    "fingerprint": "evoforge.evaluators.devices._inventory",
-    "inventory": "evoforge.evaluators.devices._inventory",
-    "neuron_toolchain": "evoforge.evaluators.devices._inventory",
-}
-
-__all__ = [
-    # what the host has
-    "KINDS",
-    "Device",
-    "Inventory",
-    "inventory",
-    "neuron_toolchain",
-    # fingerprints stored with results
-    "cpu_fingerprint",
-    "fingerprint",
-    # exclusive use
-    "LOCK_DIR_ENV",
-    "DeviceBusyError",
-    "DeviceError",
-    "DeviceSlots",
-    "default_lock_dir",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_package(__name__)

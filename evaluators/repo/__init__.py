@@ -9,30 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evoforge.base.lazy import lazy_exports
+from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
-    from evoforge.evaluators.repo._base import measure_base
-    from evoforge.evaluators.repo._copies import SetupError, Slot
-    from evoforge.evaluators.repo._evaluator import RepoEvaluator, RepoOptions
+    from evoforge.evaluators.repo._base import measure_base as measure_base
+    from evoforge.evaluators.repo._copies import SetupError as SetupError, Slot as Slot
+    from evoforge.evaluators.repo._evaluator import (
+        RepoEvaluator as RepoEvaluator,
+        RepoOptions as RepoOptions,
+    )
 
-_EXPORTS = {
-    "measure_base": "evoforge.evaluators.repo._base",
-    "SetupError": "evoforge.evaluators.repo._copies",
-    "Slot": "evoforge.evaluators.repo._copies",
-    "RepoEvaluator": "evoforge.evaluators.repo._evaluator",
-    "RepoOptions": "evoforge.evaluators.repo._evaluator",
-}
-
-__all__ = [
-    # the evaluator
-    "RepoEvaluator",
-    "RepoOptions",
-    # the unchanged repository's metrics (a repository problem's baseline)
-    "measure_base",
-    # evaluation copies
-    "SetupError",
-    "Slot",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_package(__name__)

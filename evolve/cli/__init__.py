@@ -58,7 +58,7 @@ def main() -> None:
     handler = logging.StreamHandler()  # a record may quote a candidate: terminal-safe lines
     handler.setFormatter(TerminalSafeFormatter("evoforge: %(levelname)s: %(message)s"))
     logging.basicConfig(level=getattr(logging, level, logging.WARNING), handlers=[handler])
-    from evoforge.evolve._warnings import quiet_candidate_warnings
+    from evoforge.evolve.checks import quiet_candidate_warnings
 
     quiet_candidate_warnings()
     try:

@@ -18,8 +18,7 @@ def run_batch_command(
     """Run every problem of ``resolved`` and print the suite's table and metrics."""
     import asyncio
 
-    from evoforge.evolve._batch import run_batch, suite_metrics
-    from evoforge.evolve._progress import LiveProgress
+    from evoforge.evolve.run import LiveProgress, run_batch, suite_metrics
 
     problems = resolved.problems
     echo(f"evoforge: a batch of {len(problems)} problems, one run each", err=True)
@@ -60,7 +59,7 @@ def run_batch_command(
 
 
 def _table(results, db: Path) -> None:
-    from evoforge.evolve._batch import baselines_of
+    from evoforge.evolve.run import baselines_of
 
     width = max([len(r.problem) for r in results] + [4])
     baselines = baselines_of(results) or ["eager"]  # an untimed batch still shows the column

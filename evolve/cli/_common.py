@@ -36,10 +36,10 @@ def json_option(func):
 
 def _user_errors() -> tuple[type[Exception], ...]:
     from evoforge.archive import ArchiveError
-    from evoforge.evolve._config import ConfigError
-    from evoforge.evolve._controller import SeedError
+    from evoforge.evolve.config import ConfigError
     from evoforge.evolve.mining import ExportError
     from evoforge.evolve.models import ModelError
+    from evoforge.evolve.run import SeedError
     from evoforge.plugins import PluginError
     from evoforge.problems import ProblemSpecError
 

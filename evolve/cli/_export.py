@@ -140,7 +140,7 @@ def _verify(run, programs) -> list[dict]:
     """Evaluate the programs again through the run's problem, as a run would."""
     import asyncio
 
-    from evoforge.evolve._config import ConfigError
+    from evoforge.evolve.config import ConfigError
     from evoforge.evolve.mining import reproduced, verify
     from evoforge.problems import load_problem
 

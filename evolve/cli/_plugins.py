@@ -214,7 +214,7 @@ def setup_command(problem):
     Example:
         evoforge problems setup llvm_inlining
     """
-    from evoforge.evolve._session import resolve_problem
+    from evoforge.evolve.run import resolve_problem
     from evoforge.problems import problem_unready, setup_problem
 
     loaded = resolve_problem(problem)

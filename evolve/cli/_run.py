@@ -125,9 +125,8 @@ def run(
         evoforge run KernelBench/level1/19_ReLU.py --target triton --budget 20
         evoforge run openevolve/examples/function_minimization --budget 50
     """
-    from evoforge.evolve._config import RunConfig, layered, load_config_file
-    from evoforge.evolve._resolve import resolve
-    from evoforge.evolve._session import start_run
+    from evoforge.evolve.config import RunConfig, layered, load_config_file
+    from evoforge.evolve.run import resolve, start_run
 
     resolved = resolve(problem, target=target, seed_file=seed_file)
     for note in resolved.notes:
@@ -178,8 +177,8 @@ def resume(run_id, budget, usd_budget, token_budget, db, quiet):
     Example:
         evoforge resume circle_packing-20261122-031500-a1b2 --budget 600
     """
-    from evoforge.evolve._session import resume_run
     from evoforge.evolve.cli._common import require_db
+    from evoforge.evolve.run import resume_run
 
     require_db(db)
     _run_to_end(
@@ -200,7 +199,7 @@ def resume(run_id, budget, usd_budget, token_budget, db, quiet):
 def _run_to_end(start, db: Path, quiet: bool) -> None:
     import asyncio
 
-    from evoforge.evolve._progress import LiveProgress
+    from evoforge.evolve.run import LiveProgress
 
     display = None if quiet else LiveProgress()
     with display or nullcontext():

@@ -18,34 +18,22 @@ Example::
     evoforge ui --db runs.db          # http://127.0.0.1:8765/
 """
 
-from evoforge.evolve.dashboard._server import (
-    DEFAULT_HOST,
-    DEFAULT_PORT,
-    DashboardError,
-    check_host,
-    is_loopback,
-    require_dependencies,
-    serve,
-)
+from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def create_app(*args, **kwargs):
-    """The ASGI app (see :func:`evoforge.evolve.dashboard._app.create_app`); imported on use,
-    so ``evoforge`` works without the ``ui`` extra until the dashboard is asked for."""
-    from evoforge.evolve.dashboard._app import create_app as create
+from evoforge.base.lazy import lazy_package
 
-    return create(*args, **kwargs)
+if TYPE_CHECKING:
+    from evoforge.evolve.dashboard._app import create_app as create_app
+    from evoforge.evolve.dashboard._server import (
+        DEFAULT_HOST as DEFAULT_HOST,
+        DEFAULT_PORT as DEFAULT_PORT,
+        DashboardError as DashboardError,
+        check_host as check_host,
+        is_loopback as is_loopback,
+        require_dependencies as require_dependencies,
+        serve as serve,
+    )
 
-
-__all__ = [
-    # serving
-    "DEFAULT_HOST",
-    "DEFAULT_PORT",
-    "create_app",
-    "serve",
-    # safety
-    "DashboardError",
-    "check_host",
-    "is_loopback",
-    "require_dependencies",
-]
+__getattr__, __dir__, __all__ = lazy_package(__name__)

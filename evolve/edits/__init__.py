@@ -10,28 +10,22 @@ the other way when the child fails the ``check`` given (the syntax check).
 and the offline model share.
 """
 
-from evoforge.evolve.edits._apply import AppliedEdit, apply_edit
-from evoforge.evolve.edits._match import MATCH_KINDS, MatchKind
-from evoforge.evolve.edits._parse import (
-    FORMAT_HINT,
-    MAX_BLOCKS,
-    EditError,
-    Fence,
-    fenced_blocks,
-    is_format_line,
-)
+from __future__ import annotations
 
-__all__ = [
-    # applying an answer
-    "AppliedEdit",
-    "EditError",
-    "MATCH_KINDS",
-    "MatchKind",
-    "apply_edit",
-    # reading an answer
-    "FORMAT_HINT",
-    "MAX_BLOCKS",
-    "Fence",
-    "fenced_blocks",
-    "is_format_line",
-]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.evolve.edits._apply import AppliedEdit as AppliedEdit, apply_edit as apply_edit
+    from evoforge.evolve.edits._match import MATCH_KINDS as MATCH_KINDS, MatchKind as MatchKind
+    from evoforge.evolve.edits._parse import (
+        FORMAT_HINT as FORMAT_HINT,
+        MAX_BLOCKS as MAX_BLOCKS,
+        EditError as EditError,
+        Fence as Fence,
+        fenced_blocks as fenced_blocks,
+        is_format_line as is_format_line,
+    )
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NoReturn
 
-from evoforge.evolve._syntax import GRAMMAR_LANGUAGES, parses_as
+from evoforge.evolve.checks import GRAMMAR_LANGUAGES, parses_as
 
 MAX_BLOCKS = 64
 """Most SEARCH/REPLACE blocks accepted in one answer."""

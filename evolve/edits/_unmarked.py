@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from evoforge.evolve._names import bindings, dynamic_names
+from evoforge.evolve.checks import bindings, dynamic_names
 from evoforge.evolve.edits._parse import EditError
 from evoforge.problems import END_MARKER, START_MARKER, Block
 

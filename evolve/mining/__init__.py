@@ -18,92 +18,43 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evoforge.base.lazy import lazy_exports
+from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
     from evoforge.evolve.mining._export import (
-        REL_TOL,
-        Exported,
-        ExportError,
-        export_programs,
-        metadata,
-        reproduced,
-        verify,
+        REL_TOL as REL_TOL,
+        Exported as Exported,
+        ExportError as ExportError,
+        export_programs as export_programs,
+        metadata as metadata,
+        reproduced as reproduced,
+        verify as verify,
     )
-    from evoforge.evolve.mining._patches import apply_patch, patch_text, write_patches
-    from evoforge.evolve.mining._prompts import OFF_MESSAGE, first_change, prompt_variant_table
+    from evoforge.evolve.mining._patches import (
+        apply_patch as apply_patch,
+        patch_text as patch_text,
+        write_patches as write_patches,
+    )
+    from evoforge.evolve.mining._prompts import (
+        OFF_MESSAGE as OFF_MESSAGE,
+        first_change as first_change,
+        prompt_variant_table as prompt_variant_table,
+    )
     from evoforge.evolve.mining._stats import (
-        CHECKPOINTS,
-        STATUS_LABELS,
-        checkpoints,
-        compare_runs,
-        cost_text,
-        run_stats,
-        run_summary,
-        step_dict,
+        CHECKPOINTS as CHECKPOINTS,
+        STATUS_LABELS as STATUS_LABELS,
+        checkpoints as checkpoints,
+        compare_runs as compare_runs,
+        cost_text as cost_text,
+        run_stats as run_stats,
+        run_summary as run_summary,
+        step_dict as step_dict,
     )
-    from evoforge.evolve.mining._view import RunView, arrow, fmt, run_view
+    from evoforge.evolve.mining._view import (
+        RunView as RunView,
+        arrow as arrow,
+        fmt as fmt,
+        run_view as run_view,
+    )
 
-# name -> the module that defines it
-_EXPORTS = {
-    "REL_TOL": "evoforge.evolve.mining._export",
-    "Exported": "evoforge.evolve.mining._export",
-    "ExportError": "evoforge.evolve.mining._export",
-    "export_programs": "evoforge.evolve.mining._export",
-    "metadata": "evoforge.evolve.mining._export",
-    "reproduced": "evoforge.evolve.mining._export",
-    "verify": "evoforge.evolve.mining._export",
-    "apply_patch": "evoforge.evolve.mining._patches",
-    "patch_text": "evoforge.evolve.mining._patches",
-    "write_patches": "evoforge.evolve.mining._patches",
-    "OFF_MESSAGE": "evoforge.evolve.mining._prompts",
-    "first_change": "evoforge.evolve.mining._prompts",
-    "prompt_variant_table": "evoforge.evolve.mining._prompts",
-    "CHECKPOINTS": "evoforge.evolve.mining._stats",
-    "STATUS_LABELS": "evoforge.evolve.mining._stats",
-    "checkpoints": "evoforge.evolve.mining._stats",
-    "compare_runs": "evoforge.evolve.mining._stats",
-    "cost_text": "evoforge.evolve.mining._stats",
-    "run_stats": "evoforge.evolve.mining._stats",
-    "run_summary": "evoforge.evolve.mining._stats",
-    "step_dict": "evoforge.evolve.mining._stats",
-    "RunView": "evoforge.evolve.mining._view",
-    "arrow": "evoforge.evolve.mining._view",
-    "fmt": "evoforge.evolve.mining._view",
-    "run_view": "evoforge.evolve.mining._view",
-}
-
-__all__ = [
-    # prompt variants
-    "OFF_MESSAGE",
-    "first_change",
-    "prompt_variant_table",
-    # a run's objectives and axes, for display
-    "RunView",
-    "arrow",
-    "fmt",
-    "run_view",
-    # statistics and comparison
-    "CHECKPOINTS",
-    "STATUS_LABELS",
-    "checkpoints",
-    "compare_runs",
-    "cost_text",
-    "run_stats",
-    "run_summary",
-    "step_dict",
-    # export
-    "REL_TOL",
-    "Exported",
-    "ExportError",
-    "export_programs",
-    "metadata",
-    "reproduced",
-    "verify",
-    # repository programs as patches
-    "apply_patch",
-    "patch_text",
-    "write_patches",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_package(__name__)

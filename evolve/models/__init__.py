@@ -18,131 +18,56 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evoforge.base.lazy import lazy_exports
+from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
-    from evoforge.base.redaction import REDACTED, redact
-    from evoforge.evolve.models._calls import call_tokens, record_answer, record_failure
+    from evoforge.base.redaction import REDACTED as REDACTED, redact as redact
+    from evoforge.evolve.models._calls import (
+        call_tokens as call_tokens,
+        record_answer as record_answer,
+        record_failure as record_failure,
+    )
     from evoforge.evolve.models._client import (
-        DEFAULT_POLICY,
-        Completion,
-        complete,
-        load_litellm,
-        prepare,
-        register_custom_provider,
+        DEFAULT_POLICY as DEFAULT_POLICY,
+        Completion as Completion,
+        complete as complete,
+        load_litellm as load_litellm,
+        prepare as prepare,
+        register_custom_provider as register_custom_provider,
     )
     from evoforge.evolve.models._ensemble import (
-        ModelOutage,
-        ModelPool,
-        ModelSpec,
-        ModelSpecError,
-        ModelStats,
+        ModelOutage as ModelOutage,
+        ModelPool as ModelPool,
+        ModelSpec as ModelSpec,
+        ModelSpecError as ModelSpecError,
+        ModelStats as ModelStats,
     )
     from evoforge.evolve.models._failures import (
-        ModelFailure,
-        failed_calls_summary,
-        failure_hint,
-        model_failures,
+        ModelFailure as ModelFailure,
+        failed_calls_summary as failed_calls_summary,
+        failure_hint as failure_hint,
+        model_failures as model_failures,
     )
-    from evoforge.evolve.models._policy import POLICIES, Policy
-    from evoforge.evolve.models._redact import RedactingFilter, install_log_redaction
-    from evoforge.evolve.models._refusal import ContextRefusal, read_refusal
+    from evoforge.evolve.models._policy import POLICIES as POLICIES, Policy as Policy
+    from evoforge.evolve.models._redact import (
+        RedactingFilter as RedactingFilter,
+        install_log_redaction as install_log_redaction,
+    )
+    from evoforge.evolve.models._refusal import (
+        ContextRefusal as ContextRefusal,
+        read_refusal as read_refusal,
+    )
     from evoforge.evolve.models._retry import (
-        KINDS,
-        RETRYABLE,
-        Attempt,
-        EmptyAnswer,
-        Failure,
-        ModelError,
-        RetryPolicy,
-        call_with_retries,
-        classify,
-        parse_retry_after,
+        KINDS as KINDS,
+        RETRYABLE as RETRYABLE,
+        Attempt as Attempt,
+        EmptyAnswer as EmptyAnswer,
+        Failure as Failure,
+        ModelError as ModelError,
+        RetryPolicy as RetryPolicy,
+        call_with_retries as call_with_retries,
+        classify as classify,
+        parse_retry_after as parse_retry_after,
     )
 
-# name -> the module that defines it
-_EXPORTS = {
-    "REDACTED": "evoforge.base.redaction",
-    "redact": "evoforge.base.redaction",
-    "call_tokens": "evoforge.evolve.models._calls",
-    "record_answer": "evoforge.evolve.models._calls",
-    "record_failure": "evoforge.evolve.models._calls",
-    "DEFAULT_POLICY": "evoforge.evolve.models._client",
-    "Completion": "evoforge.evolve.models._client",
-    "complete": "evoforge.evolve.models._client",
-    "load_litellm": "evoforge.evolve.models._client",
-    "prepare": "evoforge.evolve.models._client",
-    "register_custom_provider": "evoforge.evolve.models._client",
-    "ModelFailure": "evoforge.evolve.models._failures",
-    "model_failures": "evoforge.evolve.models._failures",
-    "failed_calls_summary": "evoforge.evolve.models._failures",
-    "failure_hint": "evoforge.evolve.models._failures",
-    "POLICIES": "evoforge.evolve.models._policy",
-    "ModelOutage": "evoforge.evolve.models._ensemble",
-    "ModelPool": "evoforge.evolve.models._ensemble",
-    "ModelSpec": "evoforge.evolve.models._ensemble",
-    "ModelSpecError": "evoforge.evolve.models._ensemble",
-    "ModelStats": "evoforge.evolve.models._ensemble",
-    "Policy": "evoforge.evolve.models._policy",
-    "RedactingFilter": "evoforge.evolve.models._redact",
-    "ContextRefusal": "evoforge.evolve.models._refusal",
-    "read_refusal": "evoforge.evolve.models._refusal",
-    "install_log_redaction": "evoforge.evolve.models._redact",
-    "KINDS": "evoforge.evolve.models._retry",
-    "RETRYABLE": "evoforge.evolve.models._retry",
-    "Attempt": "evoforge.evolve.models._retry",
-    "EmptyAnswer": "evoforge.evolve.models._retry",
-    "Failure": "evoforge.evolve.models._retry",
-    "ModelError": "evoforge.evolve.models._retry",
-    "RetryPolicy": "evoforge.evolve.models._retry",
-    "call_with_retries": "evoforge.evolve.models._retry",
-    "classify": "evoforge.evolve.models._retry",
-    "parse_retry_after": "evoforge.evolve.models._retry",
-}
-
-__all__ = [
-    # calling a model
-    "Completion",
-    "ModelError",
-    "complete",
-    "load_litellm",
-    "prepare",
-    "register_custom_provider",
-    # retries
-    "DEFAULT_POLICY",
-    "KINDS",
-    "RETRYABLE",
-    "Attempt",
-    "EmptyAnswer",
-    "Failure",
-    "RetryPolicy",
-    "call_with_retries",
-    "classify",
-    "parse_retry_after",
-    # a refusal for the context window
-    "ContextRefusal",
-    "read_refusal",
-    # the ensemble
-    "POLICIES",
-    "ModelOutage",
-    "ModelPool",
-    "ModelSpec",
-    "ModelSpecError",
-    "ModelStats",
-    "Policy",
-    # the archive's records of calls
-    "call_tokens",
-    "record_answer",
-    "record_failure",
-    "ModelFailure",
-    "model_failures",
-    "failed_calls_summary",
-    "failure_hint",
-    # keys
-    "REDACTED",
-    "RedactingFilter",
-    "install_log_redaction",
-    "redact",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -7,34 +7,27 @@ and crossover with inspirations. It reads the same prompt every model gets
 it calls a real model.
 """
 
-from evoforge.evolve.offline._mutator import DEFAULT_WEIGHTS, NOTHING_TO_CHANGE, mutate
-from evoforge.evolve.offline._prompt import call_rng, message_text, read_prompt
+from __future__ import annotations
 
-PROVIDER = "offline"
-"""The litellm provider prefix the offline model is served under."""
-MODEL = f"{PROVIDER}/mutator"
-"""The model string of the built-in offline model (any ``offline/<name>`` routes here too)."""
+from typing import TYPE_CHECKING
 
+from evoforge.base.lazy import lazy_package
 
-def register_offline_provider() -> None:
-    """Serve the offline model through litellm as the ``offline`` provider.
+if TYPE_CHECKING:
+    from evoforge.evolve.offline._model import (
+        MODEL as MODEL,
+        PROVIDER as PROVIDER,
+        register_offline_provider as register_offline_provider,
+    )
+    from evoforge.evolve.offline._mutator import (
+        DEFAULT_WEIGHTS as DEFAULT_WEIGHTS,
+        NOTHING_TO_CHANGE as NOTHING_TO_CHANGE,
+        mutate as mutate,
+    )
+    from evoforge.evolve.offline._prompt import (
+        call_rng as call_rng,
+        message_text as message_text,
+        read_prompt as read_prompt,
+    )
 
-    Imports litellm (seconds), so it is called lazily, by the model client, before the first
-    call to an ``offline/…`` model.
-    """
-    from evoforge.evolve.offline._provider import register_offline_provider as register
-
-    register()
-
-
-__all__ = [
-    "DEFAULT_WEIGHTS",
-    "MODEL",
-    "NOTHING_TO_CHANGE",
-    "PROVIDER",
-    "call_rng",
-    "message_text",
-    "mutate",
-    "read_prompt",
-    "register_offline_provider",
-]
+__getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from evoforge.evolve._syntax import clike_parser
+from evoforge.evolve.checks import clike_parser
 from evoforge.evolve.offline._tree import COMPARISONS, SWAPS, Program, text_of
 from evoforge.problems import START_MARKER
 

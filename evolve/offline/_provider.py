@@ -21,7 +21,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402  (the environment variable must be set first)
 
 from evoforge.evolve.models import register_custom_provider  # noqa: E402
-from evoforge.evolve.offline import MODEL, PROVIDER  # noqa: E402
+from evoforge.evolve.offline._model import MODEL, PROVIDER  # noqa: E402
 from evoforge.evolve.offline._mutator import mutate  # noqa: E402
 from evoforge.evolve.offline._prompt import call_rng, message_text, read_prompt  # noqa: E402
 from evoforge.evolve.prompts import CURRENT_PROGRAM_HEADING, INSPIRATION_HEADING  # noqa: E402

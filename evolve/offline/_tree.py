@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evoforge.evolve._syntax import parser
+from evoforge.evolve.checks import parser
 from evoforge.problems import find_blocks
 
 if TYPE_CHECKING:

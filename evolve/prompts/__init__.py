@@ -9,70 +9,53 @@ digests the run's history; :func:`choose_mode` and :func:`pick_repair` pick the 
 variants beside the programs (off by default: ``[search] prompt_evolution``).
 """
 
-from evoforge.evolve.prompts._build import (
-    CURRENT_PROGRAM_HEADING,
-    INSPIRATION_HEADING,
-    PLACEHOLDERS,
-    SECOND_PARENT_HEADING,
-    TEMPLATE_NAMES,
-    PromptConfig,
-    PromptLimit,
-    PromptTemplateError,
-    build_messages,
-    load_templates,
-)
-from evoforge.evolve.prompts._context import (
-    FailedAttempt,
-    PromptContext,
-    gather_context,
-    short_diff,
-)
-from evoforge.evolve.prompts._editable import editable_note
-from evoforge.evolve.prompts._memory import OptimizationMemory, failure_reason
-from evoforge.evolve.prompts._modes import Mode, ModeConfig, choose_mode, pick_repair
-from evoforge.evolve.prompts._nothing_new import NothingNew, nothing_new
-from evoforge.evolve.prompts._variant_bank import FOCUS, FRAGMENTS
-from evoforge.evolve.prompts._variants import (
-    VARIED,
-    Ask,
-    PromptEvolution,
-    RewriteError,
-    templates_of,
-)
+from __future__ import annotations
 
-__all__ = [
-    # what a prompt is built from
-    "FailedAttempt",
-    "PromptContext",
-    "gather_context",
-    "short_diff",
-    "OptimizationMemory",
-    "failure_reason",
-    "NothingNew",
-    "nothing_new",
-    # edit modes
-    "Mode",
-    "ModeConfig",
-    "choose_mode",
-    "pick_repair",
-    # rendering
-    "CURRENT_PROGRAM_HEADING",
-    "INSPIRATION_HEADING",
-    "PLACEHOLDERS",
-    "SECOND_PARENT_HEADING",
-    "TEMPLATE_NAMES",
-    "PromptConfig",
-    "PromptLimit",
-    "PromptTemplateError",
-    "build_messages",
-    "editable_note",
-    "load_templates",
-    # prompt co-evolution
-    "FOCUS",
-    "FRAGMENTS",
-    "VARIED",
-    "Ask",
-    "PromptEvolution",
-    "RewriteError",
-    "templates_of",
-]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.evolve.prompts._build import (
+        CURRENT_PROGRAM_HEADING as CURRENT_PROGRAM_HEADING,
+        INSPIRATION_HEADING as INSPIRATION_HEADING,
+        PLACEHOLDERS as PLACEHOLDERS,
+        SECOND_PARENT_HEADING as SECOND_PARENT_HEADING,
+        TEMPLATE_NAMES as TEMPLATE_NAMES,
+        PromptConfig as PromptConfig,
+        PromptLimit as PromptLimit,
+        PromptTemplateError as PromptTemplateError,
+        build_messages as build_messages,
+        load_templates as load_templates,
+    )
+    from evoforge.evolve.prompts._context import (
+        FailedAttempt as FailedAttempt,
+        PromptContext as PromptContext,
+        gather_context as gather_context,
+        short_diff as short_diff,
+    )
+    from evoforge.evolve.prompts._editable import editable_note as editable_note
+    from evoforge.evolve.prompts._memory import (
+        OptimizationMemory as OptimizationMemory,
+        failure_reason as failure_reason,
+    )
+    from evoforge.evolve.prompts._modes import (
+        Mode as Mode,
+        ModeConfig as ModeConfig,
+        choose_mode as choose_mode,
+        pick_repair as pick_repair,
+    )
+    from evoforge.evolve.prompts._nothing_new import (
+        NothingNew as NothingNew,
+        nothing_new as nothing_new,
+    )
+    from evoforge.evolve.prompts._variant_bank import FOCUS as FOCUS, FRAGMENTS as FRAGMENTS
+    from evoforge.evolve.prompts._variants import (
+        VARIED as VARIED,
+        Ask as Ask,
+        PromptEvolution as PromptEvolution,
+        RewriteError as RewriteError,
+        templates_of as templates_of,
+    )
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -10,77 +10,53 @@ prompt is kept within the model's context window where one is known (:class:`Con
 See :mod:`evoforge.evolve.proposals._worker` for the protocol and how a worker stops cleanly.
 """
 
-from evoforge.evolve.proposals._executor import CoroutineTrackingExecutor
-from evoforge.evolve.proposals._messages import (
-    Answer,
-    CallFailure,
-    Proposal,
-    ProposalRequest,
-    ProposalSetup,
-    Question,
-    without_answers,
-)
-from evoforge.evolve.proposals._pool import (
-    MAX_RESTARTS,
-    LocalProposer,
-    PoolStats,
-    ProposalError,
-    ProposalPool,
-    default_processes,
-    in_process_providers,
-)
-from evoforge.evolve.proposals._propose import EMPTY_ANSWER, ask, propose
-from evoforge.evolve.proposals._window import (
-    CHARS_PER_TOKEN,
-    MIN_ANSWER_TOKENS,
-    OLLAMA_WINDOW,
-    ContextWindow,
-    Fitted,
-    PromptTooLarge,
-    context_window,
-    count_tokens,
-    fit_messages,
-    litellm_window,
-    margin_tokens,
-    num_ctx,
-)
-from evoforge.evolve.proposals._worker import WorkerStats
+from __future__ import annotations
 
-__all__ = [
-    # messages
-    "CallFailure",
-    "Proposal",
-    "ProposalRequest",
-    "ProposalSetup",
-    "Question",
-    "Answer",
-    "without_answers",
-    # making one
-    "EMPTY_ANSWER",
-    "propose",
-    "ask",
-    # the model's context window
-    "CHARS_PER_TOKEN",
-    "MIN_ANSWER_TOKENS",
-    "OLLAMA_WINDOW",
-    "ContextWindow",
-    "Fitted",
-    "PromptTooLarge",
-    "context_window",
-    "count_tokens",
-    "fit_messages",
-    "litellm_window",
-    "margin_tokens",
-    "num_ctx",
-    # where they are made
-    "MAX_RESTARTS",
-    "LocalProposer",
-    "PoolStats",
-    "ProposalError",
-    "ProposalPool",
-    "WorkerStats",
-    "default_processes",
-    "in_process_providers",
-    # worker internals shared with tests
-    "CoroutineTrackingExecutor",
-]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.evolve.proposals._executor import (
+        CoroutineTrackingExecutor as CoroutineTrackingExecutor,
+    )
+    from evoforge.evolve.proposals._messages import (
+        Answer as Answer,
+        CallFailure as CallFailure,
+        Proposal as Proposal,
+        ProposalRequest as ProposalRequest,
+        ProposalSetup as ProposalSetup,
+        Question as Question,
+        without_answers as without_answers,
+    )
+    from evoforge.evolve.proposals._pool import (
+        MAX_RESTARTS as MAX_RESTARTS,
+        LocalProposer as LocalProposer,
+        PoolStats as PoolStats,
+        ProposalError as ProposalError,
+        ProposalPool as ProposalPool,
+        default_processes as default_processes,
+        in_process_providers as in_process_providers,
+    )
+    from evoforge.evolve.proposals._propose import (
+        EMPTY_ANSWER as EMPTY_ANSWER,
+        ask as ask,
+        propose as propose,
+    )
+    from evoforge.evolve.proposals._window import (
+        CHARS_PER_TOKEN as CHARS_PER_TOKEN,
+        MIN_ANSWER_TOKENS as MIN_ANSWER_TOKENS,
+        OLLAMA_WINDOW as OLLAMA_WINDOW,
+        ContextWindow as ContextWindow,
+        Fitted as Fitted,
+        PromptTooLarge as PromptTooLarge,
+        context_window as context_window,
+        count_tokens as count_tokens,
+        fit_messages as fit_messages,
+        litellm_window as litellm_window,
+        margin_tokens as margin_tokens,
+        num_ctx as num_ctx,
+    )
+    from evoforge.evolve.proposals._worker import WorkerStats as WorkerStats
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -41,13 +41,13 @@ from evoforge.evolve.proposals._window import (
     Fitted,
     Messages,
     PromptTooLarge,
+    context_window as window_of,
     count_tokens,
     fit_messages,
     margin_tokens,
     note_shorter_answers,
     num_ctx,
 )
-from evoforge.evolve.proposals._window import context_window as window_of
 
 _REFITS = 2  # fits after the first when the server's count says a prompt is over its share
 

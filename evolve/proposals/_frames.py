@@ -15,8 +15,7 @@ import pickle
 from typing import Any
 
 from evoforge.base import frames
-from evoforge.base.frames import MAX_FRAME_BYTES as MAX_FRAME
-from evoforge.base.frames import FrameError
+from evoforge.base.frames import MAX_FRAME_BYTES as MAX_FRAME, FrameError
 
 __all__ = ["MAX_FRAME", "FrameError", "decode", "encode", "read", "read_payload"]
 

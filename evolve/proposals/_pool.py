@@ -33,8 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evoforge.evolve.proposals import _calibration as calibration
-from evoforge.evolve.proposals import _frames
+from evoforge.evolve.proposals import _calibration as calibration, _frames
 from evoforge.evolve.proposals._messages import (
     Answer,
     Proposal,

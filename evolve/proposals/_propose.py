@@ -17,8 +17,7 @@ import time
 
 import numpy as np
 
-from evoforge.evolve._names import check_program_names
-from evoforge.evolve._syntax import check_program_syntax
+from evoforge.evolve.checks import check_program_names, check_program_syntax
 from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.models import Attempt, Completion, ModelError, complete
 from evoforge.evolve.prompts import build_messages
@@ -43,7 +42,7 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
     the model's context window (kind ``bad_request``, not sent); an empty answer is a completion
     with an ``edit_error`` (the model answered: an attempt to store, not an outage), and so is
     a Python child that reads a name defined nowhere or drops a function its evaluator calls
-    (:func:`~evoforge.evolve._names.check_program_names`: it could only fail with NameError).
+    (:func:`~evoforge.evolve.checks._names.check_program_names`: it could only fail with NameError).
 
     Raises:
         PromptTemplateError, BlockError: the problem's templates or the parent's EVOLVE-BLOCK

@@ -39,8 +39,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from evoforge.evolve.proposals import _calibration as calibration
-from evoforge.evolve.proposals import _frames
+from evoforge.evolve.proposals import _calibration as calibration, _frames
 from evoforge.evolve.proposals._executor import CoroutineTrackingExecutor
 from evoforge.evolve.proposals._messages import ProposalRequest, ProposalSetup, Question
 from evoforge.evolve.proposals._propose import ask, propose
@@ -268,7 +267,7 @@ def main() -> int:
         level=getattr(logging, level, logging.WARNING),
         format="evoforge: %(levelname)s: %(message)s",
     )
-    from evoforge.evolve._warnings import quiet_candidate_warnings
+    from evoforge.evolve.checks import quiet_candidate_warnings
     from evoforge.evolve.models import load_litellm
 
     quiet_candidate_warnings()  # kept in the program's artifacts by the sandbox instead

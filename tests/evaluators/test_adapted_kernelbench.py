@@ -15,7 +15,7 @@ import pytest
 from evoforge.archive import Archive
 from evoforge.evaluators import Status, TritonEvaluator
 from evoforge.evolve import RunConfig, SeedError, resolve, start_run
-from evoforge.evolve._batch import run_batch, suite_metrics
+from evoforge.evolve.run._batch import run_batch, suite_metrics
 from tests.evaluators.kernel_helpers import NO_GPU, evaluate_all, gpu, measurable, needs_torch
 from tests.problems.formats import (
     ADD_ON_CUDA,

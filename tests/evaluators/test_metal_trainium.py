@@ -14,7 +14,7 @@ from evoforge.evaluators.kernels._runner_evaluator import EvaluatorUnavailableEr
 from evoforge.evaluators.kernels.metal._evaluator import MetalEvaluator
 from evoforge.evaluators.kernels.trainium._evaluator import TrainiumEvaluator
 from evoforge.evolve import RunConfig, start_run
-from evoforge.evolve._config import ConfigError
+from evoforge.evolve.config._run import ConfigError
 from evoforge.problems import load_problem
 
 KERNEL_SPEC = """

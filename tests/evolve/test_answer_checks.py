@@ -25,7 +25,7 @@ import pytest
 
 from evoforge.archive import Program, Status, program_id
 from evoforge.evolve import RunConfig, resolve
-from evoforge.evolve._names import check_program_names
+from evoforge.evolve.checks._names import check_program_names
 from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.models import ModelSpec
 from evoforge.evolve.prompts import Mode, PromptContext, build_messages

@@ -10,10 +10,10 @@ import pytest
 from evoforge.archive import Archive
 from evoforge.evaluators import Status
 from evoforge.evolve import RunConfig
-from evoforge.evolve._asking import Asking
-from evoforge.evolve._search_state import SearchState
 from evoforge.evolve.models import ModelPool
 from evoforge.evolve.prompts import FOCUS
+from evoforge.evolve.search._asking import Asking
+from evoforge.evolve.search._state import SearchState
 from evoforge.islands import BUILTIN_STRATEGIES, Islands
 from tests.evolve.run_history import PROBLEM, SEED, History, variant
 

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from evoforge.evolve import layered
-from evoforge.evolve._batch import TaskResult, speedups_of, suite_metrics
+from evoforge.evolve.run._batch import TaskResult, speedups_of, suite_metrics
 
 
 def _task(name, correct=True, eager=None, compile_=None, timing="", ran=True):

@@ -14,9 +14,9 @@ from rich.console import Console
 
 from evoforge.archive import Archive
 from evoforge.evolve import ConfigError, RunConfig, SeedError, Snapshot, resume_run, start_run
-from evoforge.evolve._controller import shorten
-from evoforge.evolve._progress import LiveProgress, render
 from evoforge.evolve.cli import cli
+from evoforge.evolve.run._controller import shorten
+from evoforge.evolve.run._progress import LiveProgress, render
 from evoforge.problems import Direction, Objective
 
 MINIMIZE_SPEC = """

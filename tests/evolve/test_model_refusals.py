@@ -18,13 +18,13 @@ from rich.console import Console
 
 from evoforge.archive import Archive
 from evoforge.evolve import RunConfig, Snapshot, start_run
-from evoforge.evolve._endings import REPEATED_ERROR, REPEATED_UNSENT, Budgets
-from evoforge.evolve._progress import LiveProgress
-from evoforge.evolve._syntax import check_syntax
-from evoforge.evolve._warnings import quiet_candidate_warnings
+from evoforge.evolve.checks._syntax import check_syntax
+from evoforge.evolve.checks._warnings import quiet_candidate_warnings
 from evoforge.evolve.cli import cli
 from evoforge.evolve.models import failure_hint
 from evoforge.evolve.proposals import _calibration
+from evoforge.evolve.run._endings import REPEATED_ERROR, REPEATED_UNSENT, Budgets
+from evoforge.evolve.run._progress import LiveProgress
 from evoforge.islands import fingerprint
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
 from tests.evolve.openai_server import OpenAIServer

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evoforge.evolve._syntax import check_syntax
+from evoforge.evolve.checks._syntax import check_syntax
 from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.offline._mutator import DEFAULT_WEIGHTS, NOTHING_TO_CHANGE, mutate
 from evoforge.problems._blocks import frozen_parts

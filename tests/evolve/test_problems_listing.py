@@ -8,8 +8,8 @@ import json
 
 from click.testing import CliRunner
 
-from evoforge.evolve._resolve import resolve
 from evoforge.evolve.cli import cli
+from evoforge.evolve.run._resolve import resolve
 from evoforge.problems import examples, suites
 
 

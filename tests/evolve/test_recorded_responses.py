@@ -23,7 +23,7 @@ import pytest
 
 from evoforge.archive import Program, program_id
 from evoforge.evaluators import Status
-from evoforge.evolve._syntax import check_syntax
+from evoforge.evolve.checks._syntax import check_syntax
 from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.offline._mutator import mutate
 from evoforge.evolve.offline._prompt import read_prompt

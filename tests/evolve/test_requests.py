@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 import evoforge
 from evoforge.archive import Program
 from evoforge.evaluators import Status
-from evoforge.evolve._requests import RequestLedger, request_key
 from evoforge.evolve.models import ModelSpec
 from evoforge.evolve.prompts import FOCUS, FailedAttempt, Mode, PromptContext
+from evoforge.evolve.search._requests import RequestLedger, request_key
 from tests.evolve.run_history import SEED
 from tests.evolve.sloppy_server import SloppyServer
 

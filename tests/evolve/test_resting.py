@@ -9,7 +9,7 @@ import pytest
 
 from evoforge.archive import Archive
 from evoforge.evaluators import Status
-from evoforge.evolve._resting import rests
+from evoforge.evolve.search._resting import rests
 from evoforge.islands import BUILTIN_STRATEGIES, IslandConfig, Islands
 from tests.evolve.run_history import SEED, History, variant
 

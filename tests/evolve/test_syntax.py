@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from evoforge.evolve._syntax import check_syntax
+from evoforge.evolve.checks._syntax import check_syntax
 
 FUNCTION = """\
 def f{i}(x, y):

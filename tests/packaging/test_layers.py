@@ -4,7 +4,15 @@ package reaches into another's private modules.
 Layers, lowest first: the base layer (``evoforge.base``: helpers every layer may import, which
 imports no other evoforge module), plugins, problems, archive, evaluators, islands, evolve; the
 ``evoforge`` package itself is the public API on top, which no layer imports. The base layer's
-modules are public and import nothing of evoforge but each other. Imports inside
+modules are public and import nothing of evoforge but each other.
+
+Inside ``evolve`` (a third of the engine) the subpackages are floors (:data:`EVOLVE_FLOORS`): a
+floor imports only lower floors, never a sibling on its own floor, and none imports the
+``evoforge.evolve`` package itself (its names are the public API of all of them).
+
+A module imports only the public names of any package but its own: its own package's private
+modules, never its parent's (a built-in evaluator imports ``evoforge.evaluators`` as a
+third-party plugin does, not ``evoforge.evaluators._base``). Imports inside
 ``if TYPE_CHECKING:`` only name types for annotations and do not count.
 """
 
@@ -18,15 +26,26 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("plugins", "problems", "archive", "evaluators", "islands", "evolve")
 BASE = "base"  # evoforge.base, the lowest layer
+EVOLVE_FLOORS = (
+    ("checks", "mining"),
+    ("models", "prompts", "edits"),
+    ("offline", "proposals"),
+    ("search",),
+    ("config",),
+    ("run",),
+    ("dashboard",),
+    ("cli",),
+)
+"""``evolve``'s subpackages, lowest floor first."""
 
 
-def _modules() -> list[tuple[str, Path]]:
+def _modules(root: Path = ROOT) -> list[tuple[str, Path]]:
     found = []
     for package in (*LAYERS, "evoforge"):
-        for path in sorted((ROOT / package).rglob("*.py")):
-            if "builtin" in path.relative_to(ROOT).parts:  # problem folders: data, not code
+        for path in sorted((root / package).rglob("*.py")):
+            if "builtin" in path.relative_to(root).parts:  # problem folders: data, not code
                 continue
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            parts = list(path.relative_to(root).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
             if package != "evoforge":
@@ -72,6 +91,20 @@ def _layer(module: str) -> int:
     return LAYERS.index(parts[1])
 
 
+def _floor(module: str) -> int | None:
+    """The floor of an ``evolve`` module (its subpackage's index in :data:`EVOLVE_FLOORS`;
+    the ``evoforge.evolve`` package itself is above them all); None outside ``evolve``."""
+    parts = module.split(".")
+    if parts[:2] != ["evoforge", "evolve"]:
+        return None
+    if len(parts) == 2:
+        return len(EVOLVE_FLOORS)
+    for index, floor in enumerate(EVOLVE_FLOORS):
+        if parts[2] in floor:
+            return index
+    raise AssertionError(f"{module}: evolve/{parts[2]} is on no floor; add it to EVOLVE_FLOORS")
+
+
 def _private_owner(imported: str) -> str | None:
     """The package a private module belongs to (``evoforge.archive`` for
     ``evoforge.archive._json``); None for a public module."""
@@ -82,12 +115,20 @@ def _private_owner(imported: str) -> str | None:
     return None
 
 
-def _violation(module: str, imported: str) -> str | None:
+def _violation(module: str, imported: str, is_package: bool = False) -> str | None:
     """Why ``module`` may not import ``imported``; None when it may."""
     if _layer(imported) > _layer(module):
         return f"{module} (a lower layer) imports {imported}"
+    here, there = _floor(module), _floor(imported)
+    if here is not None and there is not None and here < len(EVOLVE_FLOORS):
+        if there > here:
+            return f"{module} (a lower floor of evolve) imports {imported}"
+        own, other = module.split(".")[2], imported.split(".")
+        if there == here and len(other) > 2 and other[2] != own:
+            return f"{module} imports {imported}, a sibling on its own floor of evolve"
+    package = module if is_package else module.rpartition(".")[0]
     owner = _private_owner(imported)
-    if owner and owner != "evoforge" and module != owner and not module.startswith(owner + "."):
+    if owner and owner != "evoforge" and owner != package:
         return (
             f"{module} imports {imported}, a private module of {owner}; "
             f"export what it needs from {owner}"
@@ -95,13 +136,14 @@ def _violation(module: str, imported: str) -> str | None:
     return None
 
 
-def _violations() -> list[str]:
+def _violations(root: Path = ROOT) -> list[str]:
     found = []
-    for module, path in _modules():
+    for module, path in _modules(root):
         tree = ast.parse(path.read_text(), str(path))
-        for line, imported in _runtime_imports(tree, module, path.name == "__init__.py"):
-            if why := _violation(module, imported):
-                found.append(f"{path.relative_to(ROOT)}:{line}: {why}")
+        is_package = path.name == "__init__.py"
+        for line, imported in _runtime_imports(tree, module, is_package):
+            if why := _violation(module, imported, is_package):
+                found.append(f"{path.relative_to(root)}:{line}: {why}")
     return found
 
 
@@ -114,11 +156,12 @@ def test_packages_import_only_lower_layers_and_public_names() -> None:
     ("module", "imported", "allowed"),
     [
         ("evoforge.archive._grids", "evoforge.evaluators", False),
-        ("evoforge.evolve._session", "evoforge.archive", True),
-        ("evoforge.evolve._session", "evoforge.archive._json", False),
+        ("evoforge.evolve.run._session", "evoforge.archive", True),
+        ("evoforge.evolve.run._session", "evoforge.archive._json", False),
         ("evoforge.archive._archive", "evoforge.archive._json", True),
         ("evoforge.evaluators", "evoforge.evaluators.python._evaluator", False),
-        ("evoforge.evaluators.kernels.tpu._evaluator", "evoforge.evaluators.kernels._io", True),
+        ("evoforge.evaluators.kernels.tpu._evaluator", "evoforge.evaluators.kernels._io", False),
+        ("evoforge.evaluators.kernels.tpu._evaluator", "evoforge.evaluators.kernels", True),
         ("evoforge.archive._grids", "evoforge.base.settings", True),
         ("evoforge.base.settings", "evoforge.archive", False),
         ("evoforge._api", "evoforge.evolve", True),
@@ -129,6 +172,13 @@ def test_packages_import_only_lower_layers_and_public_names() -> None:
         ("evoforge.base.frames", "evoforge.plugins", False),
         ("evoforge.evaluators.sandbox._protocol", "evoforge.base._private", False),
         ("evoforge.evaluators.sandbox._protocol", "evoforge._dataframes", False),
+        ("evoforge.evolve.run._controller", "evoforge.evolve.proposals", True),
+        ("evoforge.evolve.proposals._pool", "evoforge.evolve.run", False),
+        ("evoforge.evolve.edits._parse", "evoforge.evolve.models", False),
+        ("evoforge.evolve.run._recorder", "evoforge.evolve", False),
+        ("evoforge.evolve", "evoforge.evolve.run", True),
+        ("evoforge.evolve.cli._run", "evoforge.evolve.run._session", False),
+        ("evoforge.evolve.run._session", "evoforge.evolve.run._controller", True),
     ],
     ids=[
         "lower-imports-higher",
@@ -137,6 +187,7 @@ def test_packages_import_only_lower_layers_and_public_names() -> None:
         "own-private",
         "parent-into-child-private",
         "child-into-parent-private",
+        "child-imports-parent-public",
         "a-layer-imports-base",
         "base-imports-archive",
         "api-uses-every-layer",
@@ -147,7 +198,36 @@ def test_packages_import_only_lower_layers_and_public_names() -> None:
         "base-imports-a-layer",
         "private-module-of-base",
         "api-module-other-than-base",
+        "evolve-floor-imports-lower-floor",
+        "evolve-floor-imports-higher-floor",
+        "evolve-floor-imports-sibling",
+        "evolve-floor-imports-evolve-itself",
+        "evolve-api-imports-a-floor",
+        "evolve-floor-imports-private-of-lower-floor",
+        "evolve-own-private",
     ],
 )
 def test_the_check_itself(module: str, imported: str, allowed: bool) -> None:
     assert (_violation(module, imported) is None) is allowed
+
+
+def test_a_planted_upward_import_inside_evolve_fails(tmp_path: Path) -> None:
+    """The check runs on real files: a lower floor of evolve importing the run is caught."""
+    planted = tmp_path / "evolve" / "checks" / "_planted.py"
+    planted.parent.mkdir(parents=True)
+    (planted.parent / "__init__.py").write_text("")
+    planted.write_text("from evoforge.evolve.run import start_run\n")
+    (tmp_path / "evolve" / "__init__.py").write_text("")
+    assert _violations(tmp_path) == [
+        "evolve/checks/_planted.py:1: evoforge.evolve.checks._planted (a lower floor of evolve) "
+        "imports evoforge.evolve.run"
+    ]
+
+
+def test_every_evolve_subpackage_is_on_a_floor() -> None:
+    on_floors = {name for floor in EVOLVE_FLOORS for name in floor}
+    found = {path.parent.name for path in (ROOT / "evolve").glob("*/__init__.py")}
+    assert found == on_floors
+    assert [p.name for p in (ROOT / "evolve").glob("*.py")] == ["__init__.py"], (
+        "evolve's root holds only its public API; a module belongs to one of its floors"
+    )

@@ -15,19 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.packaging.test_layers import _layer
+from evoforge.base.lazy import LazyPackageError, typed_exports
+from tests.packaging.test_layers import LAYERS, _layer
 
 ROOT = Path(__file__).resolve().parents[2]
 LAZY = {
-    "evoforge.archive": ROOT / "archive" / "__init__.py",
-    "evoforge.evaluators": ROOT / "evaluators" / "__init__.py",
-    "evoforge.islands": ROOT / "islands" / "__init__.py",
-    "evoforge.problems": ROOT / "problems" / "__init__.py",
-    "evoforge.evolve": ROOT / "evolve" / "__init__.py",
-    "evoforge.evolve.models": ROOT / "evolve" / "models" / "__init__.py",
-    "evoforge.evolve.mining": ROOT / "evolve" / "mining" / "__init__.py",
-    "evoforge.evaluators.devices": ROOT / "evaluators" / "devices" / "__init__.py",
+    ".".join(("evoforge", *init.parent.relative_to(ROOT).parts)).replace(
+        "evoforge.evoforge", "evoforge"
+    ): init
+    for folder in (*LAYERS, "evoforge")
+    for init in sorted((ROOT / folder).rglob("__init__.py"))
+    if "builtin" not in init.parts and "lazy_package(__name__)" in init.read_text()
 }
+"""Every package built with evoforge.base.lazy.lazy_package, by its ``__init__``."""
 HEAVY = (
     "litellm", "numpy", "pandas", "sqlite_utils", "pydantic", "plotly", "starlette", "torch",
     "asyncio",
@@ -35,29 +35,44 @@ HEAVY = (
 """Modules ``evoforge --help`` must not import."""
 
 
-def _type_checking_imports(path: Path) -> dict[str, str]:
-    """name -> module for the imports under ``if TYPE_CHECKING:`` of ``path``."""
-    found = {}
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for stmt in node.body:
-                assert isinstance(stmt, ast.ImportFrom) and stmt.module
-                found.update({alias.name: stmt.module for alias in stmt.names})
-    return found
+def test_the_main_packages_are_lazy() -> None:
+    for package in ("evoforge", "evoforge.archive", "evoforge.evolve", "evoforge.problems"):
+        assert package in LAZY
 
 
 @pytest.mark.parametrize("package", sorted(LAZY))
-def test_lazy_exports_match_the_typed_imports_and_all(package: str) -> None:
+def test_each_export_is_written_once_and_served_as_typed(package: str) -> None:
     module = importlib.import_module(package)
-    exports = module._EXPORTS
-    # What type checkers and editors see is what the package serves at run time.
-    assert _type_checking_imports(LAZY[package]) == exports
-    assert sorted(exports) == sorted(module.__all__)
-    for name, source in exports.items():
-        assert _layer(source) <= _layer(package), f"{package}.{name} comes from {source}"
-        assert getattr(module, name) is getattr(importlib.import_module(source), name)
+    tree = ast.parse(LAZY[package].read_text())
+    typed = [
+        (alias, stmt.module)
+        for node in tree.body
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for stmt in node.body
+        if isinstance(stmt, ast.ImportFrom)
+        for alias in stmt.names
+    ]
+    # `from m import Name as Name`: PEP 484's explicit re-export, what mypy --strict, pyright
+    # and editors read as the package's own name; and the only place the name is written.
+    assert all(alias.asname == alias.name for alias, _ in typed), package
+    names = [alias.name for alias, _ in typed]
+    assert len(names) == len(set(names)), f"{package} exports a name twice"
+    assert [n for n in module.__all__ if n != "__version__"] == names
+    for alias, source in typed:
+        assert _layer(source) <= _layer(package), f"{package}.{alias.name} comes from {source}"
+        assert getattr(module, alias.name) is getattr(importlib.import_module(source), alias.name)
     with pytest.raises(AttributeError, match="has no attribute 'nonexistent'"):
         module.nonexistent  # noqa: B018
+    assert set(names) <= set(dir(module))
+
+
+def test_a_typed_block_holding_anything_but_exports_is_refused() -> None:
+    with pytest.raises(LazyPackageError, match="only hold absolute `from module import name`"):
+        typed_exports("if TYPE_CHECKING:\n    import os\n", "pkg/__init__.py")
+    assert typed_exports("if TYPE_CHECKING:\n    from a.b import C as C, d as e\n") == {
+        "C": ("a.b", "C"),
+        "e": ("a.b", "d"),
+    }
 
 
 def _imported_by(code: str) -> set[str]:

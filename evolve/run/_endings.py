@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from evoforge.evolve._config import RunConfig
-    from evoforge.evolve._snapshot import Snapshot
+    from evoforge.evolve.config import RunConfig
+    from evoforge.evolve.run._snapshot import Snapshot
 
 REPEATED_ERROR = 5
 """Calls in a row that fail with the same error that retrying will not fix (a refused request,

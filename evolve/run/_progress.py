@@ -16,7 +16,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
-from evoforge.evolve._snapshot import Snapshot
+from evoforge.evolve.run._snapshot import Snapshot
 
 _REFRESH_S = 0.25
 _LOG_WIDTH = 100_000

@@ -2,10 +2,10 @@
 that was already sent is varied.
 
 :class:`Asking` makes a candidate's :class:`Plan`: the island's selection (a resting parent
-passed over, :mod:`evoforge.evolve._resting`), a failure to repair or an edit mode, the prompt
-context read from the archive, the model and its seed, the prompt variant; and the
+passed over, :mod:`evoforge.evolve.search._resting`), a failure to repair or an edit mode, the
+prompt context read from the archive, the model and its seed, the prompt variant; and the
 :class:`~evoforge.evolve.proposals.ProposalRequest` they make. With ``[search]
-request_variation`` on, a request whose key (:func:`~evoforge.evolve._requests.request_key`)
+request_variation`` on, a request whose key (:func:`~evoforge.evolve.search._requests.request_key`)
 this session has already sent is varied before it goes out, by what honestly varies, in
 this order, each tried until the key is new:
 
@@ -36,8 +36,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evoforge.evolve._requests import RequestLedger, request_key
-from evoforge.evolve._resting import rests
 from evoforge.evolve.prompts import (
     FOCUS,
     FRAGMENTS,
@@ -50,12 +48,14 @@ from evoforge.evolve.prompts import (
     pick_repair,
 )
 from evoforge.evolve.proposals import ProposalRequest, without_answers
+from evoforge.evolve.search._requests import RequestLedger, request_key
+from evoforge.evolve.search._resting import rests
 
 if TYPE_CHECKING:
     from evoforge.archive import Archive, Program, PromptVariant, RunInfo
-    from evoforge.evolve._config import RunConfig
-    from evoforge.evolve._search_state import SearchState
+    from evoforge.evolve.config import RunConfig
     from evoforge.evolve.models import ModelPool, ModelSpec
+    from evoforge.evolve.search._state import SearchState
     from evoforge.islands import Islands, Selection
     from evoforge.problems import Problem
 

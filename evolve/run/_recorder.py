@@ -12,8 +12,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from evoforge.archive import EvalResult, Program, Status, improved
-from evoforge.evolve import models
 from evoforge.evolve.models import (
+    Completion,
+    ModelError,
     ModelOutage,
     ModelPool,
     ModelSpec,
@@ -26,9 +27,9 @@ from evoforge.plugins import pm
 
 if TYPE_CHECKING:
     from evoforge.archive import Archive, RunInfo
-    from evoforge.evolve._endings import Budgets
-    from evoforge.evolve._search_state import SearchState
-    from evoforge.evolve._snapshot import EngineTimings, Progress, Snapshot
+    from evoforge.evolve.run._endings import Budgets
+    from evoforge.evolve.run._snapshot import EngineTimings, Progress, Snapshot
+    from evoforge.evolve.search import SearchState
     from evoforge.islands import Islands
     from evoforge.problems import Problem
 
@@ -99,7 +100,7 @@ class Recorder:
         kind: str,
         fp: Fingerprint,
         common: dict[str, Any],
-        completion: models.Completion,
+        completion: Completion,
         spec: ModelSpec,
         tick: float,
     ) -> None:
@@ -112,7 +113,7 @@ class Recorder:
     def _commit(
         self,
         program: Program,
-        completion: models.Completion,
+        completion: Completion,
         spec: ModelSpec,
         parent_score: float | None,
         tick: float,
@@ -151,7 +152,7 @@ class Recorder:
         twin: str,
         kind: str,
         common: dict[str, Any],
-        completion: models.Completion,
+        completion: Completion,
         spec: ModelSpec,
         tick: float,
         overhead: float,
@@ -176,7 +177,7 @@ class Recorder:
         program = self._program(source=None, result=result, edit_kind=kind, **common)
         self._commit(program, completion, spec, common["parent"].score, tick, overhead)
 
-    def _model_failed(self, seq: int, spec: ModelSpec, exc: models.ModelError) -> None:
+    def _model_failed(self, seq: int, spec: ModelSpec, exc: ModelError) -> None:
         """Every attempt of the call goes to the archive; the pool hears of the failure, and
         when every model has been failing for ``outage_s`` the session ends (failed)."""
         with self.archive.transaction():
@@ -195,7 +196,7 @@ class Recorder:
         self.budgets.failed_streak += 1
         self._report()
 
-    def _record_call(self, seq: int, completion: models.Completion, pid: str | None) -> None:
+    def _record_call(self, seq: int, completion: Completion, pid: str | None) -> None:
         """Store the call (and its retried attempts) and add its tokens and cost to the run
         (inside the transaction)."""
         record_answer(self.archive, self.run.id, seq, completion, pid)
@@ -204,7 +205,7 @@ class Recorder:
         self.snapshot.retries += len(completion.attempts)
         self._charge(completion)
 
-    def _charge(self, completion: models.Completion) -> None:
+    def _charge(self, completion: Completion) -> None:
         """Add a call's tokens and known cost to the run (unknown cost adds nothing rather
         than zero: the call is counted as unpriced)."""
         tokens_in, tokens_out = completion.prompt_tokens or 0, completion.completion_tokens or 0

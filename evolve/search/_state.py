@@ -30,7 +30,7 @@ from evoforge.islands import (
 
 if TYPE_CHECKING:
     from evoforge.archive import Archive, RunInfo
-    from evoforge.evolve._config import RunConfig
+    from evoforge.evolve.config import RunConfig
     from evoforge.evolve.models import ModelSpec
     from evoforge.evolve.proposals import Answer
     from evoforge.problems import Problem

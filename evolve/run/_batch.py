@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from evoforge.archive import Archive, Status
-from evoforge.evolve._config import ConfigError, RunConfig
-from evoforge.evolve._controller import SeedError
-from evoforge.evolve._session import start_run
-from evoforge.evolve._snapshot import Progress
+from evoforge.evolve.config import ConfigError, RunConfig
+from evoforge.evolve.run._controller import SeedError
+from evoforge.evolve.run._session import start_run
+from evoforge.evolve.run._snapshot import Progress
 from evoforge.problems import Problem
 
 FAST_P = (0.0, 1.0, 1.5, 2.0)

@@ -18,10 +18,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from evoforge.base.settings import ConfigError, Settings
-from evoforge.evolve._search import SearchConfig
 from evoforge.evolve.models import ModelSpec, Policy, RetryPolicy
 from evoforge.evolve.offline import MODEL as OFFLINE_MODEL
 from evoforge.evolve.prompts import ModeConfig, PromptConfig
+from evoforge.evolve.search import SearchConfig
 from evoforge.islands import IslandConfig
 
 PositiveInt = Annotated[int, Field(ge=1)]

@@ -30,16 +30,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from evoforge.archive import EvalResult, Status, model_outcomes, program_id
 from evoforge.evaluators import contain_result
 from evoforge.evaluators.tuning import TRIAL_BUDGET, TrialBudget
-from evoforge.evolve._asking import Asking
-from evoforge.evolve._endings import Budgets, Ending
-from evoforge.evolve._recorder import Recorder
-from evoforge.evolve._search_state import SearchState
-from evoforge.evolve._snapshot import (
-    EngineTimings,
-    Progress,
-    SessionReport,
-    Snapshot,
-)
 from evoforge.evolve.models import (
     ModelPool,
     ModelSpec,
@@ -56,6 +46,15 @@ from evoforge.evolve.proposals import (
     Question,
     in_process_providers,
 )
+from evoforge.evolve.run._endings import Budgets, Ending
+from evoforge.evolve.run._recorder import Recorder
+from evoforge.evolve.run._snapshot import (
+    EngineTimings,
+    Progress,
+    SessionReport,
+    Snapshot,
+)
+from evoforge.evolve.search import Asking, SearchState
 from evoforge.islands import Outcome, fingerprint
 from evoforge.plugins import pm
 
@@ -64,7 +63,7 @@ log = logging.getLogger("evoforge")
 if TYPE_CHECKING:
     from evoforge.archive import Archive, RunInfo
     from evoforge.evaluators import Evaluator
-    from evoforge.evolve._config import RunConfig
+    from evoforge.evolve.config import RunConfig
     from evoforge.islands import Islands
     from evoforge.problems import Problem
 

@@ -46,7 +46,7 @@ class SearchConfig(Settings):
             flight) in this session: a repeated request is varied first (selection drawn
             anew, then a focus instruction from the built-in bank), since a deterministic
             or low-temperature model answers the same messages the same way (see
-            :mod:`evoforge.evolve._asking`). In the bench (OpenEvolve example, deterministic
+            :mod:`evoforge.evolve.search._asking`). In the bench (OpenEvolve example, deterministic
             server) it took calls per evaluation from 1.35 to 1.12 at 100 evaluations and
             from 1.19 to 1.07 at 300, with a best at equal calls as good or better.
         nothing_new_feedback: prompts show the parent's recent attempts that gave nothing

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from evoforge.evolve._config import ConfigError
+from evoforge.evolve.config import ConfigError
 from evoforge.plugins import problems
 from evoforge.problems import SPEC_FILENAME, Problem, examples, load_problem, suites
 from evoforge.problems.adapters import adapt, is_task_source

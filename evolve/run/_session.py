@@ -15,17 +15,17 @@ from typing import Protocol
 
 from evoforge.archive import Archive, ArchiveWriteError, RunInfo, RunLock
 from evoforge.evaluators import Evaluator
-from evoforge.evolve._config import ConfigError, RunConfig
-from evoforge.evolve._controller import Controller, make_proposer
-from evoforge.evolve._host_fit import (
+from evoforge.evolve.config import ConfigError, RunConfig
+from evoforge.evolve.run._controller import Controller, make_proposer
+from evoforge.evolve.run._host_fit import (
     SessionParts,
     correctness_only,
     isolation_of,
     make_executor,
     prepare_session,
 )
-from evoforge.evolve._resolve import resolve_problem
-from evoforge.evolve._snapshot import Progress, SessionReport
+from evoforge.evolve.run._resolve import resolve_problem
+from evoforge.evolve.run._snapshot import Progress, SessionReport
 from evoforge.islands import Islands
 from evoforge.problems import (
     PASSED,
@@ -208,7 +208,7 @@ def _check_seeded(archive: Archive, run: RunInfo) -> None:
     if seed is None or seed.status == "ok" or archive.count_programs(run.id, "ok"):
         return
     from evoforge.archive import failure_message
-    from evoforge.evolve._controller import shorten
+    from evoforge.evolve.run._controller import shorten
 
     raise ConfigError(
         f"run {run.id} cannot be resumed: its seed program evaluated to '{seed.status}' "

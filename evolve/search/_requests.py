@@ -4,7 +4,7 @@ A deterministic or low-temperature model answers the same messages with the same
 request identical to one already answered buys, at best, a copy of a child the run already
 has: a paid call for nothing. The controller therefore keys every request
 (:func:`request_key`) and, when the key was seen, varies what honestly varies before it
-sends anything (:mod:`evoforge.evolve._asking`): the selection drawn anew (another parent
+sends anything (:mod:`evoforge.evolve.search._asking`): the selection drawn anew (another parent
 or other inspirations), then a focus instruction from the built-in bank
 (:data:`~evoforge.evolve.prompts.FRAGMENTS`) added to the task.
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from evoforge.evaluators import Evaluator, evaluator_class
 from evoforge.evaluators.tuning import tuning_unavailable
-from evoforge.evolve._config import ConfigError, RunConfig
+from evoforge.evolve.config import ConfigError, RunConfig
 from evoforge.evolve.prompts import PromptTemplateError, load_templates
 from evoforge.islands import Strategy
 from evoforge.plugins import selection_strategy
