@@ -17,7 +17,8 @@ import pytest
 
 from evoforge.evolve.edits import apply_edit
 from evoforge.evolve.prompts import CURRENT_PROGRAM_HEADING
-from tests.evolve.openai_server import Fault, OpenAIServer, parse_faults
+from tests.evolve.openai_server import OpenAIServer
+from tests.evolve.server_faults import Fault, parse_faults
 from tests.evolve.test_offline import PARAMETRIC
 
 ROOT = Path(__file__).resolve().parents[2]
