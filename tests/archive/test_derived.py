@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evoforge.archive import Archive, Status
 from evoforge.problems import Direction, Objective, Problem

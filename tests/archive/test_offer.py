@@ -6,8 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evoforge.archive import AddStatus, Archive, ArchiveError, ArchiveStats, Elite
 from evoforge.evaluators import Status

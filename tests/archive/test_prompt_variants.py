@@ -6,8 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from evoforge.archive import Archive, ArchiveError, PromptVariant, Status, improved, variant_id
 from tests.archive.conftest import MakeProgram, build_program, new_run

@@ -7,8 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import sqlite_utils
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evoforge.archive import Archive, Status, attempt_id, migrations
 from evoforge.problems import make_bundle

@@ -10,8 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from evoforge.base import frames
 from evoforge.evaluators.sandbox import ProtocolError, read_frame_async

@@ -14,8 +14,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evoforge.evaluators.kernels.kernelbench._sizes import find_sizes, rewrite
 from tests.evaluators.kernel_helpers import NO_GPU, needs_torch

@@ -13,8 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from evoforge.archive import Archive
 from evoforge.evaluators import OpenEvolveEvaluator, Status

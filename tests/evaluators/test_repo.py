@@ -9,8 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evoforge.evaluators import Status
 from evoforge.evaluators.repo import RepoEvaluator, Slot

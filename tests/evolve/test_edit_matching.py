@@ -13,12 +13,12 @@ import string
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evoforge.archive import Program, program_id
 from evoforge.evaluators import Status
-from evoforge.evolve import RunConfig, _syntax
+from evoforge.evolve import RunConfig
+from evoforge.evolve.checks import _syntax
 from evoforge.evolve.edits import MATCH_KINDS, AppliedEdit, EditError, apply_edit
 from evoforge.evolve.models import Completion, ModelSpec
 from evoforge.evolve.prompts import PromptContext

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from evoforge.evolve import _syntax
+from evoforge.evolve.checks import _syntax
 from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.edits._remap import remap
 from evoforge.problems import END_MARKER, START_MARKER

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from evoforge.evolve.edits import apply_edit
 from evoforge.evolve.prompts._example import format_example

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from evoforge.evolve.edits import apply_edit
 from evoforge.evolve.offline._clike import detect_language, program_for

@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from evoforge.evolve.edits import apply_edit
 from evoforge.evolve.offline._mutator import mutate

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from evoforge.archive import Archive, Program, PromptVariant, Status
 from evoforge.evolve.prompts import (

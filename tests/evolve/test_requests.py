@@ -9,8 +9,7 @@ import textwrap
 from collections import Counter
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import evoforge
 from evoforge.archive import Program

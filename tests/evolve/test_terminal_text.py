@@ -13,8 +13,7 @@ import re
 import sqlite3
 
 from click.testing import CliRunner
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from evoforge.base.terminal import terminal_safe
 from evoforge.evolve.cli import cli

@@ -6,8 +6,7 @@ import collections
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from evoforge.archive import Archive, Program, program_id
 from evoforge.evaluators import Status

@@ -9,8 +9,7 @@ import sys
 import textwrap
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from evoforge.islands import (
     ShingleCache,

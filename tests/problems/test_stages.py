@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from evoforge.base.settings import ConfigError
 from evoforge.problems import (
