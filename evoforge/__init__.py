@@ -72,8 +72,12 @@ if TYPE_CHECKING:
         load_problem as load_problem,
     )
 
-_lazy_getattr, __dir__, _exports = lazy_package(__name__)
+_lazy_getattr, _lazy_dir, _exports = lazy_package(__name__)
 __all__ = [*_exports, "__version__"]
+
+
+def __dir__() -> list[str]:
+    return sorted({*_lazy_dir(), "__version__"})
 
 
 def __getattr__(name: str) -> Any:
