@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evoforge.archive import EvalResult, Status
-from evoforge.evaluators._scoring import classify_metrics
+from evoforge.evaluators import classify_metrics
 from evoforge.evaluators.sandbox._host import enter_network_namespace, harden_server
 from evoforge.evaluators.sandbox._options import THREAD_VARIABLES, candidate_user
 from evoforge.evaluators.sandbox._types import Isolation
