@@ -318,8 +318,8 @@ def m006_memory_states(db: Database) -> None:
     whole run's history again (about 1 s at 100k programs).
 
     One row per run and refresh interval; ``state_json`` is opaque here (its reader,
-    ``evolve.prompts._memory``, checks its own version and rebuilds from the programs when it
-    cannot use it), so a lost or stale checkpoint costs time, never a wrong digest.
+    :mod:`evoforge.evolve.prompts._memory`, checks its own version and rebuilds from the programs
+    when it cannot use it), so a lost or stale checkpoint costs time, never a wrong digest.
     """
     db["memory_states"].create(
         {"run_id": str, "refresh_every": int, "epoch": int, "state_json": str},
@@ -378,16 +378,15 @@ def m007_search_quality(db: Database) -> None:
 def m008_repository_files(db: Database) -> None:
     """Repository programs stored as the files that differ from the run's base, by content.
 
-    A repository problem's program is a bundle of files (``problems._bundle``) of which a
-    child usually changes one: storing the whole bundle per attempt stored every unchanged
-    file again. ``file_blobs`` holds each distinct file section once (keyed by the SHA-256 of
-    its text, so identical files in any program or run cost nothing); ``run_files`` the
-    run's base (its first bundle: the seed), in bundle order; ``program_files`` the files in
-    which a program differs from that base. Such a program's ``programs.source`` is NULL and
-    ``programs.source_files`` is 1; readers get the bundle back through
-    ``archive._stored_files.SOURCE_SQL``. Columns have table-specific names so that the
-    reconstruction's correlated subquery can name the outer row's ``run_id`` and ``id``
-    under any alias.
+    A repository problem's program is a bundle of files (:mod:`evoforge.problems._bundle`) of which
+    a child usually changes one: storing the whole bundle per attempt stored every unchanged file
+    again. ``file_blobs`` holds each distinct file section once (keyed by the SHA-256 of its text,
+    so identical files in any program or run cost nothing); ``run_files`` the run's base (its first
+    bundle: the seed), in bundle order; ``program_files`` the files in which a program differs from
+    that base. Such a program's ``programs.source`` is NULL and ``programs.source_files`` is 1;
+    readers get the bundle back through :func:`~evoforge.archive._stored_files.source_sql`. Columns
+    have table-specific names so that the reconstruction's correlated subquery can name the outer
+    row's ``run_id`` and ``id`` under any alias.
     """
     db["programs"].add_column("source_files", int)  # 1: source is in program_files
     # A blob's integer id is what the file rows hold (8 bytes, not the 64 of its hash).

@@ -201,7 +201,7 @@ class Runs(Store):
         """The last checkpoint of a run's prompt memory, ``(epoch, state_json)``, or None.
 
         What the state means is the memory's business
-        (:class:`~evoforge.evolve.OptimizationMemory`); the archive only keeps it.
+        (:class:`~evoforge.evolve.prompts.OptimizationMemory`); the archive only keeps it.
         """
         row = self.conn.execute(
             "SELECT epoch, state_json FROM memory_states WHERE run_id = ? AND refresh_every = ?",

@@ -1,17 +1,29 @@
 """Evaluators: run a candidate in a sandbox and return a typed, honest result.
 
 Each evaluator is a plugin class registered through the ``register_evaluators`` hook, exactly as
-a third-party package would register its own. Subpackages, one concept each:
+a third-party package would register its own, and built on the same public names this package
+exports: :class:`Evaluator`, :class:`Availability`, :class:`ResourceRequest`, :func:`run_cascade`
+and :func:`classify_metrics`. Subpackages, one concept each:
 
-- :mod:`~evoforge.evaluators.sandbox`: the shared sandbox every evaluator runs candidates in;
-- :mod:`~evoforge.evaluators.python`: the ``python`` evaluator (pre-forked fork servers);
-- :mod:`~evoforge.evaluators.kernels`: ``triton`` and ``cuda`` (KernelBench format), ``tpu``,
-  ``metal`` and ``trainium``, one module per target;
-- :mod:`~evoforge.evaluators.openevolve`: ``openevolve`` (an OpenEvolve folder's evaluator);
-- :mod:`~evoforge.evaluators.repo`: ``repo`` (a repository's own check and measure commands);
-- :mod:`~evoforge.evaluators.devices`: the host's accelerators, fingerprints, exclusive slots;
-- :mod:`~evoforge.evaluators.timing`: interleaved wall time and callgrind counts on CPUs;
-- :mod:`~evoforge.evaluators.executors`: evaluations on a Ray cluster (``--executor ray``).
+- the evaluators (one per ``evaluator = "..."`` a problem may declare):
+
+  - :mod:`~evoforge.evaluators.python`: ``python`` (pre-forked fork servers);
+  - :mod:`~evoforge.evaluators.kernels`: ``triton`` and ``cuda`` (KernelBench format), ``tpu``,
+    ``metal`` and ``trainium``, one subpackage per target;
+  - :mod:`~evoforge.evaluators.llvm`: ``llvm`` (evolved policies inside a real LLVM: inlining,
+    register-allocation priority, Ext-TSP code layout);
+  - :mod:`~evoforge.evaluators.native`: ``native`` (C, C++ and Rust measured by callgrind,
+    cachegrind, llvm-mca, qemu-user or wall time);
+  - :mod:`~evoforge.evaluators.openevolve`: ``openevolve`` (an OpenEvolve folder's evaluator);
+  - :mod:`~evoforge.evaluators.repo`: ``repo`` (a repository's own check and measure commands);
+
+- what they share:
+
+  - :mod:`~evoforge.evaluators.sandbox`: the sandbox every evaluator runs candidates in;
+  - :mod:`~evoforge.evaluators.devices`: the host's accelerators, fingerprints, exclusive slots;
+  - :mod:`~evoforge.evaluators.timing`: interleaved wall time and callgrind counts on CPUs;
+  - :mod:`~evoforge.evaluators.tuning`: knob tuning by optuna (``python`` and ``llvm``);
+  - :mod:`~evoforge.evaluators.executors`: evaluations on a Ray cluster (``--executor ray``).
 
 Names are imported on first use (:mod:`evoforge.base.lazy`): loading the built-in plugin (every
 ``evoforge`` command does) does not import the sandbox or the evaluators themselves.
@@ -60,6 +72,7 @@ if TYPE_CHECKING:
         TritonEvaluator as TritonEvaluator,
     )
     from evoforge.evaluators.llvm import LlvmEvaluator as LlvmEvaluator
+    from evoforge.evaluators.native import NativeEvaluator as NativeEvaluator
     from evoforge.evaluators.openevolve import OpenEvolveEvaluator as OpenEvolveEvaluator
     from evoforge.evaluators.python import PythonEvaluator as PythonEvaluator
     from evoforge.evaluators.repo import RepoEvaluator as RepoEvaluator

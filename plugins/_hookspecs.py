@@ -94,8 +94,15 @@ def register_problem_adapters(register: Callable[[Adapter], None]) -> None:
 def register_selection_strategies(register: Callable[[str, Callable[..., Any]], None]) -> None:
     """Contribute parent-selection strategies.
 
-    :param register: call with ``(name, strategy)``; ``strategy(elites, rng, **options)``
-        returns the index of the chosen elite (see :mod:`islands`).
+    A run picks one by name (``[islands] selection``); each parent pick outside the
+    exploitation share (``[islands] exploitation``) calls it on one island's elites.
+
+    :param register: call with ``(name, strategy)``; ``strategy(scores, rng, **options)``
+        returns the index into ``scores`` of the chosen parent. ``scores``: the primary
+        scores (bigger is better) of the island's elites in cell order (a redraw that passes
+        over a resting parent leaves that one out); ``rng``: a seeded
+        ``numpy.random.Generator``; ``options``: the run's ``[islands] selection_options``.
+        The built-in strategies are in :mod:`evoforge.islands`.
     """
 
 

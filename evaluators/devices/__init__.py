@@ -16,19 +16,23 @@ from typing import TYPE_CHECKING
 from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
-    from evoforge.evaluators.devices._fingerprint import cpu_fingerprint as cpu_fingerprint
+    from evoforge.evaluators.devices._fingerprint import (
+        cpu_fingerprint as cpu_fingerprint,
+        fingerprint as fingerprint,
+    )
     from evoforge.evaluators.devices._inventory import (
         KINDS as KINDS,
-        LOCK_DIR_ENV as LOCK_DIR_ENV,
         Device as Device,
+        Inventory as Inventory,
+        inventory as inventory,
+        neuron_toolchain as neuron_toolchain,
+    )
+    from evoforge.evaluators.devices._slots import (
+        LOCK_DIR_ENV as LOCK_DIR_ENV,
         DeviceBusyError as DeviceBusyError,
         DeviceError as DeviceError,
         DeviceSlots as DeviceSlots,
-        Inventory as Inventory,
         default_lock_dir as default_lock_dir,
-        fingerprint as fingerprint,
-        inventory as inventory,
-        neuron_toolchain as neuron_toolchain,
     )
 
 __getattr__, __dir__, __all__ = lazy_package(__name__)

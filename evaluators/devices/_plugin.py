@@ -19,7 +19,7 @@ def devices_command(as_json: bool) -> None:
         evoforge devices
         evoforge devices --json
     """
-    from evoforge.evaluators.devices._inventory import KINDS, fingerprint, inventory
+    from evoforge.evaluators.devices import KINDS, fingerprint, inventory
 
     found = inventory()
     if as_json:

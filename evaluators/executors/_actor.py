@@ -21,7 +21,7 @@ from evoforge.evaluators.executors._files import ProblemFiles, materialize
 
 if TYPE_CHECKING:
     from evoforge.archive import EvalResult
-    from evoforge.evaluators._base import Evaluator
+    from evoforge.evaluators import Evaluator
     from evoforge.problems import Problem
 
 

@@ -37,7 +37,7 @@ from evoforge.evaluators.executors._actor import EvaluationActor
 from evoforge.evaluators.executors._files import ProblemFilesError, problem_files
 
 if TYPE_CHECKING:
-    from evoforge.evaluators._base import Availability, Evaluator, ResourceRequest
+    from evoforge.evaluators import Availability, Evaluator, ResourceRequest
     from evoforge.problems import Problem
 
 log = logging.getLogger("evoforge")

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoforge.archive import EvalResult
-from evoforge.evaluators._base import Evaluator
+from evoforge.evaluators import Evaluator
 from evoforge.evaluators.devices import Device, DeviceSlots, fingerprint, inventory
 from evoforge.evaluators.kernels._io import read_kernel_config
 from evoforge.evaluators.sandbox import call_runner, reply_result, server_env

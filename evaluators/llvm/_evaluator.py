@@ -24,8 +24,7 @@ import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoforge.archive import EvalResult
-from evoforge.evaluators._base import Availability, Evaluator
-from evoforge.evaluators._cascade import run_cascade
+from evoforge.evaluators import Availability, Evaluator, run_cascade
 from evoforge.evaluators.devices import cpu_fingerprint
 from evoforge.evaluators.llvm._processes import RunnerPool
 from evoforge.evaluators.llvm._tools import INSTALL, missing_tools

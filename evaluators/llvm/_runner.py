@@ -1,7 +1,8 @@
 """The trusted runner of one stage: LLVM on a corpus, the policy in the shared sandbox.
 
-``python -m evoforge.evaluators.llvm`` reads one JSON request on stdin and writes one JSON
-reply (:func:`~evoforge.evaluators.sandbox.call_runner`). Processes::
+Served by the runner process ``python -m evoforge.evaluators.llvm``
+(:mod:`~evoforge.evaluators.llvm._main`: one per evaluation slot, a JSON frame per stage request
+and reply, kept across requests). Processes::
 
     runner (trusted: prepare() = no network, subreaper, not dumpable)
       ├── policy child   Sandbox: the candidate's decide(), answers over a socketpair  hostile

@@ -17,9 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoforge.archive import EvalResult, Status
-from evoforge.evaluators._base import Availability, Evaluator
-from evoforge.evaluators._cascade import run_cascade
-from evoforge.evaluators._scoring import classify_metrics
+from evoforge.evaluators import Availability, Evaluator, classify_metrics, run_cascade
 from evoforge.evaluators.devices import cpu_fingerprint
 from evoforge.evaluators.native._generated import as_measured
 from evoforge.evaluators.native._hot import block_functions

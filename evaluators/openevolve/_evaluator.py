@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoforge.archive import EvalResult, Status
-from evoforge.evaluators._base import Availability, Evaluator
+from evoforge.evaluators import Availability, Evaluator
 from evoforge.evaluators.devices import cpu_fingerprint
 from evoforge.evaluators.openevolve._cascade import openevolve_cascade
 from evoforge.evaluators.openevolve._scores import FITNESS, fitness
@@ -127,7 +127,7 @@ class OpenEvolveEvaluator(Evaluator):
         when the problem declares them (OpenEvolve's ``complexity`` and ``diversity``)."""
         if result.status is not Status.OK:
             return result
-        from evoforge.evaluators._scoring import classify_metrics
+        from evoforge.evaluators import classify_metrics
 
         metrics = dict(result.metrics)
         metrics[FITNESS] = fitness(metrics, self.exclude)

@@ -14,10 +14,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoforge.archive import EvalResult, Status
 from evoforge.base import jsonio
-from evoforge.evaluators import timing as cpu_timing
-from evoforge.evaluators._base import Availability, Evaluator
-from evoforge.evaluators._cascade import run_cascade
-from evoforge.evaluators._scoring import classify_metrics
+from evoforge.evaluators import (
+    Availability,
+    Evaluator,
+    classify_metrics,
+    run_cascade,
+    timing as cpu_timing,
+)
 from evoforge.evaluators.devices import cpu_fingerprint
 from evoforge.evaluators.python._forkserver import CANDIDATE_PID_FILE
 from evoforge.evaluators.sandbox import (
@@ -102,7 +105,7 @@ class PythonEvaluator(Evaluator):
 
     Cascade: when the problem declares ``stages``, each stage is one request (the candidate is
     run afresh with the stage's ``args``, ``kwargs`` and limits, and scored by the stage's function
-    in the scorer), folded by :func:`~evoforge.evaluators._cascade.run_cascade`; a candidate that
+    in the scorer), folded by :func:`~evoforge.evaluators.run_cascade`; a candidate that
     fails a stage is not run again. Without ``stages``, one request, as before.
 
     The fork servers get an environment built from an allow-list (see ``sandbox_env``), so

@@ -81,8 +81,8 @@ def main() -> int:
 def run_stages(
     sandbox: Sandbox, stages: list[dict[str, Any]], limits: Limits
 ) -> list[dict[str, Any]]:
-    """Run a cascade's commands in order (see ``problems.adapters._repo_stages``), up to the
-    first that fails or misses its threshold; one reply per stage run, in order."""
+    """Run a cascade's commands in order (see :mod:`evoforge.problems.adapters._repo_stages`), up to
+    the first that fails or misses its threshold; one reply per stage run, in order."""
     replies: list[dict[str, Any]] = []
     for stage in stages:
         name, timings = str(stage["name"]), dict[str, float]()

@@ -36,8 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoforge.archive import EvalResult, Status
-from evoforge.evaluators._base import Availability, Evaluator
-from evoforge.evaluators._cascade import run_cascade
+from evoforge.evaluators import Availability, Evaluator, run_cascade
 from evoforge.evaluators.devices import cpu_fingerprint
 from evoforge.evaluators.repo._copies import SetupError, Slot
 from evoforge.evaluators.sandbox import SandboxOptions, call_runner, reply_result, server_env

@@ -1,14 +1,17 @@
 """One-shot trusted runner processes, for evaluators that need a fresh interpreter per job.
 
-The controller starts ``python -m evaluators.<runner>`` (:func:`call_runner`), writes one JSON
-request to its stdin and reads one JSON reply line from its stdout. The runner sets itself up like a
-fork server (:func:`prepare`: one thread per BLAS, network namespace, subreaper, non-dumpable, the
-candidates' user) and runs candidates through the shared sandbox
-(:func:`~evoforge.evaluators.sandbox.run_sandboxed`); whatever it computes after a candidate
-exited (a reference output, a comparison) never lived in a candidate's process.
+The evaluator starts ``python -m evoforge.evaluators.<runner>`` (:func:`call_runner`; for
+example ``evoforge.evaluators.kernels.tpu``), writes one JSON request to its stdin and reads one
+JSON reply line from its stdout. The runner sets itself up like a fork server (:func:`prepare`:
+one thread per BLAS, network namespace, subreaper, non-dumpable, the candidates' user) and runs
+candidates through the shared sandbox (:func:`~evoforge.evaluators.sandbox.run_sandboxed`);
+whatever it computes after a candidate exited (a reference output, a comparison) never lived in
+a candidate's process.
 
-Used by the CPU timing option (:mod:`evoforge.evaluators.timing`) and the ``tpu`` evaluator
-(:mod:`evoforge.evaluators.kernels.tpu`).
+Used by the CPU timing option (:mod:`evoforge.evaluators.timing`), the kernel evaluators
+(:mod:`evoforge.evaluators.kernels`: ``tpu``, ``metal``, ``trainium``, ``triton``, ``cuda``),
+``native``, ``openevolve`` and ``repo``; the ``llvm`` evaluator's runners use :func:`prepare`
+and the frames but stay up between stages (:mod:`evoforge.evaluators.llvm`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evoforge.archive import EvalResult, Status
-from evoforge.evaluators._scoring import classify_metrics
+from evoforge.evaluators import classify_metrics
 from evoforge.evaluators.sandbox._host import enter_network_namespace, harden_server
 from evoforge.evaluators.sandbox._options import THREAD_VARIABLES, candidate_user
 from evoforge.evaluators.sandbox._types import Isolation

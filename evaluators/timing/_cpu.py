@@ -44,7 +44,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from evoforge.archive import EvalResult, Status
-from evoforge.evaluators._scoring import classify_metrics
+from evoforge.evaluators import classify_metrics
 from evoforge.evaluators.devices import fingerprint, inventory
 from evoforge.evaluators.sandbox import SandboxOptions, call_runner, server_env
 from evoforge.problems import ProblemSpecError

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evoforge.evaluators.devices import _inventory as _devices
-from evoforge.evaluators.devices._inventory import (
+from evoforge.evaluators.devices import (
     Device,
     DeviceBusyError,
     DeviceError,
     DeviceSlots,
+    _inventory as _devices,
     fingerprint,
     inventory,
 )
@@ -213,7 +213,7 @@ def test_unknown_kind_is_a_clear_error(tmp_path):
 HOLDER = """
 import asyncio, sys
 from pathlib import Path
-from evoforge.evaluators.devices._inventory import Device, DeviceSlots
+from evoforge.evaluators.devices import Device, DeviceSlots
 
 async def main():
     slots = DeviceSlots([Device("cpu", 0, "test cpu")], lock_dir=Path(sys.argv[1]))

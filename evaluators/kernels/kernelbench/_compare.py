@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from evoforge.evaluators.kernels._io import DEFAULT_TOLERANCE
+from evoforge.evaluators.kernels import DEFAULT_TOLERANCE
 
 PRECISION_FLOOR = {"float64": 1e-12, "float32": 1e-5, "float16": 4e-3, "bfloat16": 3e-2}
 """Largest normwise error against float64 always allowed, by output dtype."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from evoforge.evaluators._base import Availability
+from evoforge.evaluators import Availability
 from evoforge.evaluators.kernels.kernelbench._build import NOT_RUN, find_nvcc
 from evoforge.evaluators.kernels.kernelbench._evaluator import (
     CORRECTNESS_METRICS,

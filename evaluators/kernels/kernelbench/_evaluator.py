@@ -69,9 +69,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoforge.archive import EvalResult
-from evoforge.evaluators._base import Evaluator, ResourceRequest
+from evoforge.evaluators import Evaluator, ResourceRequest
 from evoforge.evaluators.devices import Device, DeviceSlots, fingerprint, inventory
-from evoforge.evaluators.kernels._runner_evaluator import on_device
+from evoforge.evaluators.kernels import on_device
 from evoforge.evaluators.sandbox import call_runner, reply_result, server_env
 from evoforge.problems import ProblemSpecError
 

@@ -14,7 +14,7 @@ import importlib.util
 from importlib import metadata
 from typing import ClassVar
 
-from evoforge.evaluators._base import Availability
+from evoforge.evaluators import Availability
 from evoforge.evaluators.kernels.kernelbench._evaluator import KernelBenchEvaluator
 
 INTERPRETER_NOTE = "Triton interpreter checks correctness only"

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evoforge.evaluators.kernels._io import compare_arrays, digest, make_inputs, numpy_reference
+from evoforge.evaluators.kernels import compare_arrays, digest, make_inputs, numpy_reference
 from evoforge.evaluators.sandbox import RunnerFailure, read_request, reply
 from evoforge.evaluators.timing import compare
 

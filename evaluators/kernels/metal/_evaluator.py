@@ -1,12 +1,12 @@
 """The ``metal`` evaluator: Metal Shading Language compute kernels on Apple GPUs (macOS only).
 
-A problem for it uses the kernel declarations of :mod:`evoforge.evaluators.kernels._io` (``inputs``,
-``reference`` in numpy, ``atol``/``rtol``) with ``evaluator = "metal"``, ``entry`` = the
-kernel function's name, and an MSL seed (``seed_file = "seed.metal"``, EVOLVE-BLOCK markers in
-``//`` comments). Calling convention: inputs in buffers ``0..k-1`` (``device const T*``),
-outputs in buffers ``k..k+m-1`` (``device T*``, shaped like the reference's outputs), the
-element count of the first output at buffer ``k+m`` (``constant uint&``); one thread per
-element of the first output.
+A problem for it uses the kernel declarations
+(:func:`~evoforge.evaluators.kernels.read_kernel_config`: ``inputs``, ``reference`` in numpy,
+``atol``/``rtol``) with ``evaluator = "metal"``, ``entry`` = the kernel function's name, and an MSL
+seed (``seed_file = "seed.metal"``, EVOLVE-BLOCK markers in ``//`` comments). Calling convention:
+inputs in buffers ``0..k-1`` (``device const T*``), outputs in buffers ``k..k+m-1`` (``device T*``,
+shaped like the reference's outputs), the element count of the first output at buffer ``k+m``
+(``constant uint&``); one thread per element of the first output.
 
 Per candidate, ``python -m evoforge.evaluators.kernels.metal`` compiles the source
 (``newLibraryWithSource:options:error:``: a failure is ``compile_error`` with the compiler's
@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evoforge.evaluators._base import Availability, ResourceRequest
+from evoforge.evaluators import Availability, ResourceRequest
 from evoforge.evaluators.devices import inventory
-from evoforge.evaluators.kernels._runner_evaluator import KernelEvaluator
+from evoforge.evaluators.kernels import KernelEvaluator
 
 if TYPE_CHECKING:
     from evoforge.problems import Problem

@@ -26,7 +26,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from evoforge.evaluators.kernels._io import compare_arrays, digest, make_inputs
+from evoforge.evaluators.kernels import compare_arrays, digest, make_inputs
 from evoforge.evaluators.sandbox import Limits, prepare_request, read_request, reply, run_sandboxed
 
 CANDIDATE_FILENAME = "<candidate>"

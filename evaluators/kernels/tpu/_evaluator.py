@@ -45,9 +45,9 @@ from __future__ import annotations
 import importlib.util
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evoforge.evaluators._base import Availability, ResourceRequest
+from evoforge.evaluators import Availability, ResourceRequest
 from evoforge.evaluators.devices import inventory
-from evoforge.evaluators.kernels._runner_evaluator import KernelEvaluator
+from evoforge.evaluators.kernels import KernelEvaluator
 from evoforge.problems import ProblemSpecError
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from evoforge.evaluators.kernels._io import make_inputs, numpy_reference
+from evoforge.evaluators.kernels import make_inputs, numpy_reference
 from evoforge.evaluators.sandbox import (
     Isolation,
     Limits,

@@ -1,9 +1,10 @@
 """The ``trainium`` evaluator: NKI kernels on AWS Trainium/Inferentia2 NeuronCores.
 
-A problem for it uses the kernel declarations of :mod:`evoforge.evaluators.kernels._io` (``inputs``,
-``reference`` in numpy) with ``evaluator = "trainium"`` and ``entry`` = the candidate's NKI
-kernel function (written with ``neuronxcc.nki`` and ``nki.language``; the harness applies
-the decorators). The protocol is AccelOpt's:
+A problem for it uses the kernel declarations
+(:func:`~evoforge.evaluators.kernels.read_kernel_config`: ``inputs``, ``reference`` in numpy) with
+``evaluator = "trainium"`` and ``entry`` = the candidate's NKI kernel function (written with
+``neuronxcc.nki`` and ``nki.language``; the harness applies the decorators). The protocol is
+AccelOpt's:
 
 - correctness: ``trials`` (>= 5) fresh hidden-seed inputs through ``nki.baremetal``, each
   output within a relative L2 error of ``options["rel_l2"]`` (default 2e-5) of the float64
@@ -28,9 +29,9 @@ from __future__ import annotations
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evoforge.evaluators._base import Availability, ResourceRequest
+from evoforge.evaluators import Availability, ResourceRequest
 from evoforge.evaluators.devices import inventory, neuron_toolchain
-from evoforge.evaluators.kernels._runner_evaluator import KernelEvaluator
+from evoforge.evaluators.kernels import KernelEvaluator
 
 if TYPE_CHECKING:
     from evoforge.problems import Problem
