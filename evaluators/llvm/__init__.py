@@ -9,9 +9,15 @@
 """
 
 from evoforge.evaluators.llvm._channel import Channel, ChannelClosed, Spec
-from evoforge.evaluators.llvm._corpus import CORPORA, LIBRARIES, Library, cache_dir, corpus
-from evoforge.evaluators.llvm._corpus import ready as corpus_ready
-from evoforge.evaluators.llvm._corpus import setup as setup_corpora
+from evoforge.evaluators.llvm._corpus import (
+    CORPORA,
+    LIBRARIES,
+    Library,
+    cache_dir,
+    corpus,
+    ready as corpus_ready,
+    setup as setup_corpora,
+)
 from evoforge.evaluators.llvm._elf import text_bytes
 from evoforge.evaluators.llvm._evaluator import TASKS, LlvmEvaluator
 from evoforge.evaluators.llvm._layout import check_order, ext_tsp, parse_bolt

@@ -25,8 +25,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from evoforge.evaluators.llvm._corpus import WORKLOADS, cache_dir, library_files
-from evoforge.evaluators.llvm._corpus import setup as setup_corpora
+from evoforge.evaluators.llvm._corpus import (
+    WORKLOADS,
+    cache_dir,
+    library_files,
+    setup as setup_corpora,
+)
 from evoforge.evaluators.llvm._layout import ext_tsp, parse_bolt
 from evoforge.evaluators.llvm._tools import BOLT_RUNTIME, tool
 
