@@ -32,7 +32,8 @@ if TYPE_CHECKING:
         split_bundle,
     )
     from evoforge.problems._declaration import DECLARATIONS, Declaration, ProblemSpecError
-    from evoforge.problems._define import CACHE_ENV, define_problem
+    from evoforge.problems._declared import DescriptorRange
+    from evoforge.problems._define import CACHE_ENV, cache_folder, define_problem, write_if_changed
     from evoforge.problems._host import problem_unready, setup_problem
     from evoforge.problems._loader import SPEC_FILENAME, import_spec, load_problem
     from evoforge.problems._spec import PASSED, Descriptor, Direction, Objective, Problem
@@ -58,8 +59,11 @@ _EXPORTS = {
     "DECLARATIONS": "evoforge.problems._declaration",
     "Declaration": "evoforge.problems._declaration",
     "ProblemSpecError": "evoforge.problems._declaration",
+    "DescriptorRange": "evoforge.problems._declared",
     "CACHE_ENV": "evoforge.problems._define",
+    "cache_folder": "evoforge.problems._define",
     "define_problem": "evoforge.problems._define",
+    "write_if_changed": "evoforge.problems._define",
     "problem_unready": "evoforge.problems._host",
     "setup_problem": "evoforge.problems._host",
     "SPEC_FILENAME": "evoforge.problems._loader",
@@ -81,6 +85,7 @@ _EXPORTS = {
 __all__ = [
     # declaration
     "Descriptor",
+    "DescriptorRange",
     "Direction",
     "Objective",
     "PASSED",
@@ -123,6 +128,9 @@ __all__ = [
     "define_problem",
     "import_spec",
     "load_problem",
+    # generated problem folders (define_problem's, the adapters')
+    "cache_folder",
+    "write_if_changed",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
