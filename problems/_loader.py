@@ -130,7 +130,7 @@ def load_problem(path: Path | str) -> Problem:
     path = spec_file(Path(path).expanduser().resolve())
     module = import_spec(path)
     names = {k: v for k, v in vars(module).items() if not k.startswith("_")}
-    model = declaration_model(Problem)
+    model = declaration_model(Problem)  # made once from the fields of Problem that are declared
     _check_misspellings(path, names, tuple(model.model_fields))
     declared = {k: names[k] for k in model.model_fields if k in names}
     measures_baselines = callable(declared.get("baselines"))
