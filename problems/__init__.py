@@ -42,7 +42,13 @@ if TYPE_CHECKING:
         Declaration as Declaration,
         ProblemSpecError as ProblemSpecError,
     )
-    from evoforge.problems._define import CACHE_ENV as CACHE_ENV, define_problem as define_problem
+    from evoforge.problems._declared import DescriptorRange as DescriptorRange
+    from evoforge.problems._define import (
+        CACHE_ENV as CACHE_ENV,
+        cache_folder as cache_folder,
+        define_problem as define_problem,
+        write_if_changed as write_if_changed,
+    )
     from evoforge.problems._host import (
         problem_unready as problem_unready,
         setup_problem as setup_problem,

@@ -1,10 +1,14 @@
-"""The schema of a problem spec's declarations: one pydantic model, shared by spec files and
-:func:`~evoforge.problems.define_problem`.
+"""The schema of a problem spec's declarations: one pydantic model, made from the problem model
+and shared by spec files and :func:`~evoforge.problems.define_problem`.
 
 A spec file's module-level names are its declarations (``name``, ``objectives``, …); functions
 (``evaluate`` and the stages' scoring functions) are checked by the loader, which needs the
-module. Field errors become :class:`ProblemSpecError` with the file, the field as a user writes
-it (``descriptors['size']``, ``stages[0].timeout_s``) and the fix.
+module. Each declaration is a field of :class:`~evoforge.problems.Problem` that says how a spec
+writes it (:mod:`evoforge.problems._declared`); :func:`declaration_model` makes the schema from
+those fields, with the two ways to give the seed (``seed_file``, ``seed_source``), which the
+loader reads into the problem's ``seed_source``, and the rules across declarations
+(:class:`DeclarationModel`). Field errors become :class:`ProblemSpecError` with the file, the
+field as a user writes it (``descriptors['size']``, ``stages[0].timeout_s``) and the fix.
 
 The tables of a spec (``stages``, ``held_out``, ``tuning``) are validated into
 :class:`~evoforge.problems.Stage` and :class:`~evoforge.problems.Tuning` themselves, what the
@@ -14,23 +18,37 @@ loaded :class:`~evoforge.problems.Problem` holds, with the problem's defaults fi
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
-import math
+import functools
+import types
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    ClassVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from pydantic import (
-    AfterValidator,
+    BaseModel,
     Field,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
 
 from evoforge.base.settings import Settings, describe_item
-from evoforge.problems._stages import Stage, Threshold, Tuning, stage_defaults
+from evoforge.problems._declared import FIELD_DEFAULT, Declared, declarations
+from evoforge.problems._spec import Problem
+from evoforge.problems._stages import Stage, Tuning, stage_defaults
 
 
 class ProblemSpecError(ValueError):
@@ -41,54 +59,40 @@ class ProblemSpecError(ValueError):
         super().__init__(f"{path}: {field}: {message}")
 
 
-Lax = Field(strict=False)  # a list where a tuple is declared (specs are often written so)
-Number = Annotated[float, Field(allow_inf_nan=False)]
+_SEED: dict[str, tuple[Any, Any]] = {
+    "seed_file": (
+        str,
+        Field("seed.py", description='name the seed program file, e.g. seed_file = "seed.py"'),
+    ),
+    "seed_source": (str | None, Field(None, description="give the seed program's text")),
+}
+"""The seed's two declarations, which the problem holds as one field (its ``seed_source``,
+the text the loader reads): each with its type, default and fix (the field's description)."""
 
 
-def _low_below_high(value: tuple[float, float, int]) -> tuple[float, float, int]:
-    low, high, _ = value
-    if not (math.isfinite(low) and math.isfinite(high) and low < high):
-        raise ValueError(f"needs finite numbers low < high, found low={low!r}, high={high!r}")
-    return value
+class DeclarationModel(Settings):
+    """What every problem's declarations obey together: the base of :func:`declaration_model`'s
+    schemas, whose fields are the problem class's declared fields."""
 
+    problem_class: ClassVar[type[Problem]] = Problem
+    """The problem class whose declarations these are."""
 
-DescriptorRange = Annotated[
-    tuple[Number, Number, Annotated[int, Field(ge=1)]], Lax, AfterValidator(_low_below_high)
-]
-"""``(low, high, bins)``: a fixed range cut into equal bins."""
+    if TYPE_CHECKING:  # the fields are made at run time, from the problem class's
 
+        def __getattr__(self, name: str) -> Any: ...
 
-class Declaration(Settings):
-    """Everything a problem declares besides its functions (see :func:`load_problem`)."""
+    def problem_fields(self) -> dict[str, Any]:
+        """The problem's declared fields as the problem holds them: each value read from how a
+        spec writes it; None where None stands for the field's default."""
+        values = {}
+        for field, how in declarations(self.problem_class):
+            value = getattr(self, field.name)
+            if value is None and how.default is None:
+                continue
+            values[field.name] = how.read(value) if how.read is not None else value
+        return values
 
-    name: str
-    objectives: Annotated[dict[str, Literal["maximize", "minimize"]], Field(min_length=1)]
-    descriptors: dict[str, DescriptorRange] = Field(default_factory=dict)
-    evaluator: Annotated[str, Field(min_length=1)] = "python"
-    entry: str = "main"
-    timeout_s: Annotated[float, Field(gt=0)] = 30.0
-    memory_mb: Annotated[int, Field(gt=0)] = 2048
-    preload: Annotated[tuple[str, ...], Lax] = ("numpy",)
-    description: str = ""
-    options: dict[str, Any] = Field(default_factory=dict)
-    stages: Annotated[tuple[Stage, ...], Lax, Field(min_length=1)] | None = None
-    seed_file: str = "seed.py"
-    seed_source: str | None = None
-    baselines: dict[str, dict[str, Number]] = Field(default_factory=dict)
-    tuning: Tuning | None = None
-    held_out: Annotated[tuple[Stage, ...], Lax] = ()
-    requires: dict[str, str] = Field(default_factory=dict)
-    run_defaults: dict[str, Any] = Field(default_factory=dict)
-    language: Annotated[str, Field(min_length=1)] = "python"
-
-    @field_validator("name", "entry")
-    @classmethod
-    def _identifier(cls, value: str) -> str:
-        if not value.isidentifier():
-            raise ValueError("not a valid identifier; use letters, digits and underscores")
-        return value
-
-    @field_validator("stages", "held_out", mode="before")
+    @field_validator("stages", "held_out", mode="before", check_fields=False)
     @classmethod
     def _stage_defaults(cls, tables: Any, info: ValidationInfo) -> Any:
         # timeout_s and memory_mb are declared (so validated) before the stages; one that is
@@ -101,12 +105,12 @@ class Declaration(Settings):
         )
 
     @model_validator(mode="after")
-    def _baselines_name_objectives(self) -> Declaration:
+    def _baselines_name_objectives(self) -> DeclarationModel:
         check_baselines(self.baselines, self.objectives, [s.name for s in self.held_out])
         return self
 
     @model_validator(mode="after")
-    def _tuning_names_a_stage(self) -> Declaration:
+    def _tuning_names_a_stage(self) -> DeclarationModel:
         tuning = self.tuning
         if tuning is None:
             return self
@@ -133,15 +137,69 @@ class Declaration(Settings):
             raise ValueError(f"tuning metric {tuning.metric!r} needs a direction")
         return self
 
-    @field_validator("objectives", mode="before")
-    @classmethod
-    def _any_case(cls, objectives: Any) -> Any:
-        if isinstance(objectives, dict):
-            return {k: v.lower() if isinstance(v, str) else v for k, v in objectives.items()}
-        return objectives
+
+@functools.cache
+def declaration_model(problem: type[Problem] = Problem) -> type[DeclarationModel]:
+    """The schema of what a spec declares for ``problem`` (a dataclass like
+    :class:`~evoforge.problems.Problem`): one field per declared field, with its type as
+    written, its rules, its default and its fix; then the seed's two declarations."""
+    # Problem names the stage classes in its annotations for type checkers only
+    annotations = get_type_hints(
+        problem, localns={"Stage": Stage, "Tuning": Tuning}, include_extras=True
+    )
+    fields: dict[str, Any] = {}
+    for field, how in declarations(problem):
+        kind: Any = annotations[field.name] if how.written_as is None else how.written_as
+        if how.rules:
+            kind = Annotated[(kind, *how.rules)]
+        if how.default is None:
+            kind = kind | None
+        fix = how.fix
+        if "{keys}" in fix:
+            fix = fix.replace("{keys}", ", ".join(_table(kind).model_fields))
+        fields[field.name] = (kind, Field(**_default(field, how), description=fix))
+    fields.update(_SEED)
+    model = create_model(
+        "Declaration",
+        __base__=DeclarationModel,
+        __module__=__name__,
+        __doc__="Everything a problem declares besides its functions (see "
+        ":func:`~evoforge.problems.load_problem`).",
+        **fields,
+    )
+    model.problem_class = problem
+    return model
 
 
-DECLARATIONS: tuple[str, ...] = tuple(Declaration.model_fields)
+def _default(field: dataclasses.Field[Any], how: Declared) -> dict[str, Any]:
+    """The declaration's default, as ``Field`` arguments: as written where it differs in form
+    from the problem field's, else the field's own (none: required)."""
+    if how.default is not FIELD_DEFAULT:
+        return {"default": how.default}
+    if field.default_factory is not dataclasses.MISSING:
+        return {"default_factory": field.default_factory}
+    if field.default is not dataclasses.MISSING:
+        return {"default": field.default}
+    return {}
+
+
+def _bare(kind: Any) -> Any:
+    """``kind`` without ``Annotated`` rules and without ``| None``."""
+    while True:
+        if get_origin(kind) is Annotated:
+            kind = get_args(kind)[0]
+        elif get_origin(kind) in (Union, types.UnionType):
+            kind = next(arg for arg in get_args(kind) if arg is not type(None))
+        else:
+            return kind
+
+
+def _table(kind: Any) -> type[BaseModel]:
+    """The settings table a declaration of type ``kind`` is made of (a stage for ``stages``)."""
+    kind = _bare(kind)
+    while not _is_table(kind):
+        kind = _bare(get_args(kind)[0])
+    return kind
 
 
 def check_baselines(
@@ -169,81 +227,71 @@ def check_baselines(
             raise ValueError(f"baseline {label!r} is 0 for {', '.join(zero)}: no ratio to it")
 
 
-"""The names a spec declares; any other module-level name is the spec's own."""
-
-_FIXES = {
-    "name": 'add name = "my_problem" (an identifier)',
-    "objectives": 'declare e.g. objectives = {"score": "maximize"} ("maximize" or "minimize"; '
-    "the first is primary)",
-    "descriptors": 'declare each as "name": (low, high, bins), e.g. {"size": (0.0, 1.0, 10)}',
-    "evaluator": 'name an evaluator plugin, e.g. evaluator = "python" (see `evoforge plugins`)',
-    "entry": 'name the function the candidate defines, e.g. entry = "main"',
-    "timeout_s": "use a number of seconds, e.g. timeout_s = 30",
-    "memory_mb": "use whole megabytes, e.g. memory_mb = 2048",
-    "preload": 'use a list of module names, e.g. preload = ["numpy"]',
-    "description": "use a string",
-    "options": 'use a dict, e.g. options = {"sandbox_network": "server"}',
-    "stages": 'use a list of dicts, e.g. [{"name": "quick", "args": [10], "threshold": '
-    '{"metric": "accuracy", "min": 0.9}}, {"name": "full"}]; a stage has '
-    + ", ".join(Stage.model_fields),
-    "seed_file": 'name the seed program file, e.g. seed_file = "seed.py"',
-    "seed_source": "give the seed program's text",
-    "baselines": 'map each baseline to objective values, e.g. {"stock -Oz": {"text_bytes": '
-    "97669}}, or define `def baselines() -> dict` that measures them once per session",
-    "tuning": 'use e.g. tuning = {"trials": 20} (optionally "stage", "metric", "direction")',
-    "held_out": 'use a list of stages, e.g. [{"name": "held_out", "kwargs": {"corpus": '
-    '"held_out"}}], each scored by evaluate_<name>(output)',
-    "requires": 'map each command the problem needs to how to get it, e.g. {"valgrind": '
-    '"apt-get install -y valgrind"}',
-    "language": 'name the seed\'s language, e.g. language = "python" (others skip the Python '
-    "syntax check)",
-    "run_defaults": 'use a dict of run settings, e.g. {"budget": 100, "islands": {"count": 2}}',
-}
-
-
-def declaration_error(path: Path | str, error: ValidationError) -> ProblemSpecError:
+def declaration_error(
+    path: Path | str, error: ValidationError, model: type[BaseModel] | None = None
+) -> ProblemSpecError:
     """The first bad declaration as a :class:`ProblemSpecError` naming the field as written
-    (``descriptors['d']``, ``stages[0].threshold.min``), what is wrong and the fix."""
+    (``descriptors['d']``, ``stages[0].threshold.min``), what is wrong and the fix (the
+    description of the field of ``model``, the schema that raised ``error``; default:
+    :data:`Declaration`)."""
+    model = model or Declaration
     item = error.errors(include_url=False)[0]
     loc = list(item.get("loc", ()))
     if item.get("type") == "extra_forbidden":
-        return _unknown_key(path, loc)
-    field = _field_name(loc)
+        return _unknown_key(path, loc, model)
+    field = _field_name(loc, model)
     message = describe_item(item, field=None)
-    fix = _FIXES.get(str(loc[0]) if loc else "", "")
+    declared = model.model_fields.get(str(loc[0])) if loc else None
+    fix = declared.description if declared is not None else None
     return ProblemSpecError(path, field, f"{message}; {fix}" if fix else message)
 
 
-def _unknown_key(path: Path | str, loc: list[Any]) -> ProblemSpecError:
+def _unknown_key(path: Path | str, loc: list[Any], model: type[BaseModel]) -> ProblemSpecError:
     key, container = str(loc[-1]), loc[:-1]
-    known: tuple[str, ...] = DECLARATIONS
-    if container:
-        # the table the key is in: a stage (of stages or held_out), its threshold, or tuning
-        tables: dict[str, type[Settings]] = {"tuning": Tuning, "threshold": Threshold}
-        named = [part for part in container if isinstance(part, str)]
-        known = tuple(tables.get(named[-1] if named else "", Stage).model_fields)
+    where, table = _locate(container, model)
+    known = tuple(table.model_fields) if _is_table(table) else ()
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}? " if close else ""
     if not container:
         return ProblemSpecError(
             path, key, f"is not a declaration; {hint}declarations: {', '.join(known)}"
         )
-    return ProblemSpecError(
-        path, _field_name(container), f"unknown key {key!r}; {hint}known: {', '.join(known)}"
-    )
+    return ProblemSpecError(path, where, f"unknown key {key!r}; {hint}known: {', '.join(known)}")
 
 
-def _field_name(loc: list[Any]) -> str:
-    """``['stages', 0, 'name']`` → ``stages[0].name``; dict keys as ``descriptors['d']``."""
-    if not loc:
-        return "spec"
-    text = str(loc[0])
-    keyed = loc[0] in ("objectives", "descriptors", "options")
-    for index, part in enumerate(loc[1:]):
-        if isinstance(part, int) or (keyed and index == 0):
+def _field_name(loc: list[Any], model: type[BaseModel]) -> str:
+    """``['stages', 0, 'name']`` → ``stages[0].name``; ``['descriptors', 'd', 2]`` →
+    ``descriptors['d']`` (inside a ``(low, high, bins)`` range the entry is what to fix)."""
+    return _locate(loc, model)[0] if loc else "spec"
+
+
+def _locate(loc: list[Any], model: type[BaseModel]) -> tuple[str, Any]:
+    """The place of an error as a spec writes it, and the type declared there, found by
+    following the declared types from ``model``: a table's key as ``.key``, a dict's as
+    ``['key']``, a list's index as ``[0]``; the walk stops at a fixed-shape entry (a range)
+    or a value of any type, which is then the place to fix."""
+    text, kind = "", _bare(model)
+    for part in loc:
+        if _is_table(kind) and part in kind.model_fields:
+            text += f".{part}" if text else str(part)
+            kind = kind.model_fields[part].annotation
+        elif get_origin(kind) in (dict, Mapping) and len(get_args(kind)) == 2:
             text += f"[{part!r}]"
-            if keyed:
-                break  # an element of the declared tuple: the entry is what to fix
+            kind = get_args(kind)[1]
+        elif get_origin(kind) is tuple and get_args(kind)[-1:] == (...,):
+            text += f"[{part!r}]"
+            kind = get_args(kind)[0]
         else:
-            text += f".{part}"
-    return text
+            break
+        kind = _bare(kind)
+    return text, kind
+
+
+def _is_table(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, BaseModel)
+
+
+Declaration = declaration_model(Problem)
+
+DECLARATIONS: tuple[str, ...] = tuple(Declaration.model_fields)
+"""The names a spec declares; any other module-level name is the spec's own."""

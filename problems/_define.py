@@ -272,6 +272,9 @@ def _docstring(text: str) -> str:
 
 
 def cache_folder(name: str, spec: str, seed: str) -> Path:
+    """Where a generated problem goes when no folder is given: under the evoforge cache
+    (:data:`CACHE_ENV`), named by the problem and a hash of its text, so the same definition
+    gets the same folder."""
     root = os.environ.get(CACHE_ENV) or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "evoforge"
     )

@@ -62,19 +62,21 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from evoforge.problems._blocks import BlockError, find_blocks
 from evoforge.problems._declaration import (
-    DECLARATIONS,
-    Declaration,
+    DeclarationModel,
     ProblemSpecError,
     declaration_error,
+    declaration_model,
 )
-from evoforge.problems._spec import Descriptor, Direction, Objective, Problem
-from evoforge.problems._stages import Stage
+from evoforge.problems._spec import Problem
+
+if TYPE_CHECKING:
+    from evoforge.problems._stages import Stage
 
 SPEC_FILENAME = "problem.py"
 _module_counter = itertools.count()
@@ -128,17 +130,18 @@ def load_problem(path: Path | str) -> Problem:
     path = spec_file(Path(path).expanduser().resolve())
     module = import_spec(path)
     names = {k: v for k, v in vars(module).items() if not k.startswith("_")}
-    _check_misspellings(path, names)
-    declared = {k: names[k] for k in DECLARATIONS if k in names}
+    model = declaration_model(Problem)  # made once from the fields of Problem that are declared
+    _check_misspellings(path, names, tuple(model.model_fields))
+    declared = {k: names[k] for k in model.model_fields if k in names}
     measures_baselines = callable(declared.get("baselines"))
     if measures_baselines:  # `def baselines()`: measured per session, not declared
         del declared["baselines"]
     if "description" not in declared and module.__doc__:
         declared["description"] = module.__doc__.strip()
     try:
-        decl = Declaration.parse(declared)
+        decl = model.parse(declared)
     except ValidationError as exc:
-        raise declaration_error(path, exc) from None
+        raise declaration_error(path, exc, model) from None
     supplied = _supplied_scorers(decl, names)
     if not callable(names.get("evaluate")) and "evaluate" not in supplied:
         raise ProblemSpecError(
@@ -147,42 +150,29 @@ def load_problem(path: Path | str) -> Problem:
             "missing; define `def evaluate(output) -> dict` "
             "that scores what the candidate's entry function returned",
         )
+    seed_source = _seed(path, decl)
+    _check_stages(path, decl.stages or (), names, supplied)
+    _check_stages(path, decl.held_out, names, supplied, held_out=True)
     return Problem(
-        name=decl.name,
+        **decl.problem_fields(),
         spec_path=path,
-        seed_source=_seed(path, decl),
-        objectives=tuple(Objective(n, Direction(d)) for n, d in decl.objectives.items()),
-        descriptors=tuple(
-            Descriptor(n, low, high, bins) for n, (low, high, bins) in (decl.descriptors.items())
-        ),
-        evaluator=decl.evaluator,
-        entry=decl.entry,
-        timeout_s=decl.timeout_s,
-        memory_mb=decl.memory_mb,
-        preload=decl.preload,
-        description=decl.description,
-        options=decl.options,
-        stages=_stages(path, decl, names, supplied),
-        baselines=decl.baselines,
+        seed_source=seed_source,
         measures_baselines=measures_baselines,
-        tuning=decl.tuning,
-        held_out=_stages(path, decl, names, supplied, held_out=True),
-        requires=decl.requires,
         prepares=callable(names.get("setup")),
         checks_ready=callable(names.get("ready")),
-        run_defaults=decl.run_defaults,
-        language=decl.language,
     )
 
 
-def _check_misspellings(path: Path, names: Mapping[str, Any]) -> None:
+def _check_misspellings(
+    path: Path, names: Mapping[str, Any], declarations: tuple[str, ...]
+) -> None:
     """A lowercase name close to a declaration's (``objective``, ``timeout``) is a typo."""
     for name in names:
-        if name in DECLARATIONS or not name.islower() or callable(names[name]):
+        if name in declarations or not name.islower() or callable(names[name]):
             continue
-        if any(name.startswith(f"{declared}_") for declared in DECLARATIONS):
+        if any(name.startswith(f"{declared}_") for declared in declarations):
             continue  # `baselines_note`, `objectives_list`: a deliberate name of the spec's own
-        close = difflib.get_close_matches(name, DECLARATIONS, n=1, cutoff=0.75)
+        close = difflib.get_close_matches(name, declarations, n=1, cutoff=0.75)
         if close:
             raise ProblemSpecError(
                 path,
@@ -192,7 +182,7 @@ def _check_misspellings(path: Path, names: Mapping[str, Any]) -> None:
             )
 
 
-def _supplied_scorers(decl: Declaration, names: Mapping[str, Any]) -> frozenset[str]:
+def _supplied_scorers(decl: DeclarationModel, names: Mapping[str, Any]) -> frozenset[str]:
     """The scoring functions the spec's ``evaluator`` supplies where the spec defines none
     (its class's ``default_scorers``: ``native`` scores its measure's metrics as measured).
 
@@ -214,19 +204,18 @@ def _supplied_scorers(decl: Declaration, names: Mapping[str, Any]) -> frozenset[
     return frozenset(getattr(cls, "default_scorers", None) or ())
 
 
-def _stages(
+def _check_stages(
     path: Path,
-    decl: Declaration,
+    declared: tuple[Stage, ...],
     names: Mapping[str, Any],
     supplied: frozenset[str] = frozenset(),
     *,
     held_out: bool = False,
-) -> tuple[Stage, ...]:
-    """The declared stages (or held-out stages), checked against the spec's functions: names
+) -> None:
+    """Check the declared stages (or held-out stages) against the spec's functions: names
     unique, the last stage of the cascade scored by ``evaluate``, and every stage's scoring
     function defined by the spec or ``supplied`` by its evaluator. (The declaration has
     filled in each stage's defaults.)"""
-    declared = (decl.held_out if held_out else decl.stages) or ()
     for index, stage in enumerate(declared):
         where = f"{'held_out' if held_out else 'stages'}[{index}]"
         last = index == len(declared) - 1 and not held_out
@@ -251,10 +240,9 @@ def _stages(
                 f"{stage.evaluate}(output) -> dict` that scores this stage's output, or name "
                 'another with "evaluate": "my_function"',
             )
-    return tuple(declared)
 
 
-def _seed(path: Path, decl: Declaration) -> str:
+def _seed(path: Path, decl: DeclarationModel) -> str:
     if decl.seed_source is not None:
         source, origin = decl.seed_source, f"{path} (seed_source)"
     else:

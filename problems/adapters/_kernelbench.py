@@ -27,10 +27,16 @@ import ast
 import re
 from pathlib import Path
 
-from evoforge.problems._blocks import END_MARKER, START_MARKER, BlockError, find_blocks
-from evoforge.problems._declaration import ProblemSpecError
-from evoforge.problems._loader import SPEC_FILENAME, load_problem
-from evoforge.problems._spec import Problem
+from evoforge.problems import (
+    END_MARKER,
+    SPEC_FILENAME,
+    START_MARKER,
+    BlockError,
+    Problem,
+    ProblemSpecError,
+    find_blocks,
+    load_problem,
+)
 from evoforge.problems.adapters._registry import Adapted, Adapter, AdaptOptions
 from evoforge.problems.adapters._write import GENERATED, identifier, sha256, write_folder
 

@@ -36,9 +36,15 @@ import math
 from pathlib import Path
 from typing import Any
 
-from evoforge.problems._blocks import END_MARKER, START_MARKER, BlockError, find_blocks
-from evoforge.problems._declaration import ProblemSpecError
-from evoforge.problems._loader import SPEC_FILENAME, load_problem
+from evoforge.problems import (
+    END_MARKER,
+    SPEC_FILENAME,
+    START_MARKER,
+    BlockError,
+    ProblemSpecError,
+    find_blocks,
+    load_problem,
+)
 from evoforge.problems.adapters._openevolve_config import Mapped, map_config, read_config
 from evoforge.problems.adapters._openevolve_features import (
     DEFAULT_DIMENSIONS,

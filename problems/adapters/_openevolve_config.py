@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evoforge.problems._declaration import ProblemSpecError
+from evoforge.problems import ProblemSpecError
 from evoforge.problems.adapters._openevolve_features import read_bins, read_dimensions
 
 DEFAULT_THRESHOLDS = (0.5, 0.75, 0.9)  # OpenEvolve's defaults

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evoforge.problems._declaration import ProblemSpecError
+from evoforge.problems import ProblemSpecError
 
 DEFAULT_DIMENSIONS = ("complexity", "diversity")  # OpenEvolve's default feature_dimensions
 DEFAULT_BINS = 10  # OpenEvolve's default feature_bins

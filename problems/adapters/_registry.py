@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evoforge.problems._declaration import ProblemSpecError
+from evoforge.problems import ProblemSpecError
 
 if TYPE_CHECKING:
-    from evoforge.problems._spec import Problem
+    from evoforge.problems import Problem
 
 
 @dataclass(frozen=True)

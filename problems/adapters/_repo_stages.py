@@ -32,8 +32,7 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator
 
 from evoforge.base.settings import Settings
-from evoforge.problems._declaration import ProblemSpecError
-from evoforge.problems._stages import Threshold
+from evoforge.problems import ProblemSpecError, Threshold
 
 RESERVED = ("check", "measure")
 """Names of the last two stages (the ``check`` and ``measure`` commands)."""

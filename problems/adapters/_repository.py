@@ -34,9 +34,14 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from evoforge.base.settings import ConfigError, Settings
-from evoforge.problems._bundle import BundleError, make_bundle
-from evoforge.problems._declaration import DescriptorRange, ProblemSpecError
-from evoforge.problems._loader import SPEC_FILENAME, load_problem
+from evoforge.problems import (
+    SPEC_FILENAME,
+    BundleError,
+    DescriptorRange,
+    ProblemSpecError,
+    load_problem,
+    make_bundle,
+)
 from evoforge.problems.adapters._registry import Adapted, Adapter, AdaptOptions
 from evoforge.problems.adapters._repo_stages import (
     RepoStage,

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from evoforge.problems._define import cache_folder, write_if_changed
+from evoforge.problems import cache_folder, write_if_changed
 
 GENERATED = "# Written by an evoforge adapter from {source}; edit that, not this file.\n"
 
