@@ -24,46 +24,34 @@ Environment: ``EVOFORGE_PLUGINS`` restricts which plugins load (comma-separated 
 for built-ins only); ``EVOFORGE_TRACE_HOOKS=1`` traces hook calls to stderr.
 """
 
-from evoforge.plugins._hookspecs import PROJECT, hookimpl, hookspec
-from evoforge.plugins._manager import (
-    DEFAULT_PLUGINS,
-    PLUGINS_ENV,
-    TRACE_ENV,
-    PluginError,
-    collect,
-    load_plugins,
-    model_providers,
-    named,
-    origins,
-    plugin_names,
-    pm,
-    problems,
-    selection_strategies,
-    selection_strategy,
-    values,
-)
+from __future__ import annotations
 
-__all__ = [
-    # markers
-    "PROJECT",
-    "hookimpl",
-    "hookspec",
-    # manager
-    "DEFAULT_PLUGINS",
-    "PLUGINS_ENV",
-    "TRACE_ENV",
-    "PluginError",
-    "load_plugins",
-    "pm",
-    # registrations, for typed lookups in the packages that own the types
-    "collect",
-    "named",
-    "origins",
-    "values",
-    # lookups (evaluators: evoforge.evaluators.evaluators())
-    "model_providers",
-    "plugin_names",
-    "problems",
-    "selection_strategies",
-    "selection_strategy",
-]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.plugins._hookspecs import (
+        PROJECT as PROJECT,
+        hookimpl as hookimpl,
+        hookspec as hookspec,
+    )
+    from evoforge.plugins._manager import (
+        DEFAULT_PLUGINS as DEFAULT_PLUGINS,
+        PLUGINS_ENV as PLUGINS_ENV,
+        TRACE_ENV as TRACE_ENV,
+        PluginError as PluginError,
+        collect as collect,
+        load_plugins as load_plugins,
+        model_providers as model_providers,
+        named as named,
+        origins as origins,
+        plugin_names as plugin_names,
+        pm as pm,
+        problems as problems,
+        selection_strategies as selection_strategies,
+        selection_strategy as selection_strategy,
+        values as values,
+    )
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)

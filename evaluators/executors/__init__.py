@@ -9,43 +9,31 @@ controller and the archive stay on the head; it re-queues candidates whose worke
 Ray is optional: ``pip install "evoforge[ray]"``; this package imports it only when used.
 """
 
-from evoforge.evaluators.executors._actor import EvaluationActor
-from evoforge.evaluators.executors._files import (
-    MAX_BYTES,
-    ProblemFiles,
-    ProblemFilesError,
-    materialize,
-    problem_files,
-)
-from evoforge.evaluators.executors._ray import (
-    MAX_REQUEUES,
-    RAY_INSTALL,
-    ExecutorError,
-    RayExecutor,
-    check_resources,
-    connect,
-    disconnect,
-    import_ray,
-    probe,
-)
+from __future__ import annotations
 
-__all__ = [
-    # the Ray executor
-    "MAX_REQUEUES",
-    "RAY_INSTALL",
-    "ExecutorError",
-    "RayExecutor",
-    "check_resources",
-    "connect",
-    "disconnect",
-    "import_ray",
-    "probe",
-    # what runs on the nodes
-    "EvaluationActor",
-    # shipping the problem
-    "MAX_BYTES",
-    "ProblemFiles",
-    "ProblemFilesError",
-    "materialize",
-    "problem_files",
-]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.evaluators.executors._actor import EvaluationActor as EvaluationActor
+    from evoforge.evaluators.executors._files import (
+        MAX_BYTES as MAX_BYTES,
+        ProblemFiles as ProblemFiles,
+        ProblemFilesError as ProblemFilesError,
+        materialize as materialize,
+        problem_files as problem_files,
+    )
+    from evoforge.evaluators.executors._ray import (
+        MAX_REQUEUES as MAX_REQUEUES,
+        RAY_INSTALL as RAY_INSTALL,
+        ExecutorError as ExecutorError,
+        RayExecutor as RayExecutor,
+        check_resources as check_resources,
+        connect as connect,
+        disconnect as disconnect,
+        import_ray as import_ray,
+        probe as probe,
+    )
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -8,51 +8,46 @@
 - ``python -m evoforge.evaluators.llvm``: the trusted runner of one stage.
 """
 
-from evoforge.evaluators.llvm._channel import Channel, ChannelClosed, Spec
-from evoforge.evaluators.llvm._corpus import (
-    CORPORA,
-    LIBRARIES,
-    Library,
-    cache_dir,
-    corpus,
-    ready as corpus_ready,
-    setup as setup_corpora,
-)
-from evoforge.evaluators.llvm._elf import text_bytes
-from evoforge.evaluators.llvm._evaluator import TASKS, LlvmEvaluator
-from evoforge.evaluators.llvm._layout import check_order, ext_tsp, parse_bolt
-from evoforge.evaluators.llvm._profile import apply_layout, load_profile, prepare_profile
-from evoforge.evaluators.llvm._runner import measure_stock
-from evoforge.evaluators.llvm._tools import BOLT_RUNTIME, INSTALL, REQUIRES, missing_tools, tool
+from __future__ import annotations
 
-__all__ = [
-    # the evaluator
-    "TASKS",
-    "LlvmEvaluator",
-    "measure_stock",
-    # code layout
-    "apply_layout",
-    "check_order",
-    "ext_tsp",
-    "load_profile",
-    "parse_bolt",
-    "prepare_profile",
-    # corpora
-    "CORPORA",
-    "LIBRARIES",
-    "Library",
-    "cache_dir",
-    "corpus",
-    "corpus_ready",
-    "setup_corpora",
-    # LLVM
-    "BOLT_RUNTIME",
-    "INSTALL",
-    "REQUIRES",
-    "Channel",
-    "ChannelClosed",
-    "Spec",
-    "missing_tools",
-    "text_bytes",
-    "tool",
-]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.evaluators.llvm._channel import (
+        Channel as Channel,
+        ChannelClosed as ChannelClosed,
+        Spec as Spec,
+    )
+    from evoforge.evaluators.llvm._corpus import (
+        CORPORA as CORPORA,
+        LIBRARIES as LIBRARIES,
+        Library as Library,
+        cache_dir as cache_dir,
+        corpus as corpus,
+        corpus_ready as corpus_ready,
+        setup_corpora as setup_corpora,
+    )
+    from evoforge.evaluators.llvm._elf import text_bytes as text_bytes
+    from evoforge.evaluators.llvm._evaluator import TASKS as TASKS, LlvmEvaluator as LlvmEvaluator
+    from evoforge.evaluators.llvm._layout import (
+        check_order as check_order,
+        ext_tsp as ext_tsp,
+        parse_bolt as parse_bolt,
+    )
+    from evoforge.evaluators.llvm._profile import (
+        apply_layout as apply_layout,
+        load_profile as load_profile,
+        prepare_profile as prepare_profile,
+    )
+    from evoforge.evaluators.llvm._runner import measure_stock as measure_stock
+    from evoforge.evaluators.llvm._tools import (
+        BOLT_RUNTIME as BOLT_RUNTIME,
+        INSTALL as INSTALL,
+        REQUIRES as REQUIRES,
+        missing_tools as missing_tools,
+        tool as tool,
+    )
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)

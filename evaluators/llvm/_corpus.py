@@ -154,7 +154,7 @@ def corpus(name: str) -> tuple[str, ...]:
     return names
 
 
-def ready(names: Iterable[str] = tuple(LIBRARIES), cache: Path | None = None) -> str:
+def corpus_ready(names: Iterable[str] = tuple(LIBRARIES), cache: Path | None = None) -> str:
     """Why the cache cannot serve ``names`` yet ("" when it can). Costs a few ``stat`` calls."""
     manifest = read_manifest(cache or cache_dir())
     missing = []
@@ -171,7 +171,7 @@ def ready(names: Iterable[str] = tuple(LIBRARIES), cache: Path | None = None) ->
     return ""
 
 
-def setup(
+def setup_corpora(
     names: Iterable[str] = tuple(LIBRARIES),
     cache: Path | None = None,
     *,
@@ -184,7 +184,7 @@ def setup(
         FileNotFoundError: an LLVM tool is missing (the message says how to install it).
     """
     cache = cache or cache_dir()
-    names = [n for n in names if ready([n], cache)]
+    names = [n for n in names if corpus_ready([n], cache)]
     if not names:
         return cache
     (cache / "sdists").mkdir(parents=True, exist_ok=True)

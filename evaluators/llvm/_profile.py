@@ -29,7 +29,7 @@ from evoforge.evaluators.llvm._corpus import (
     WORKLOADS,
     cache_dir,
     library_files,
-    setup as setup_corpora,
+    setup_corpora,
 )
 from evoforge.evaluators.llvm._layout import ext_tsp, parse_bolt
 from evoforge.evaluators.llvm._tools import BOLT_RUNTIME, tool

@@ -14,49 +14,42 @@ another architecture, or interleaved wall time; optionally through a cascade of 
 - ``python -m evoforge.evaluators.native``: the trusted runner of one evaluation.
 """
 
-from evoforge.evaluators.native._baselines import seed_baselines
-from evoforge.evaluators.native._evaluator import REFERENCES, NativeEvaluator
-from evoforge.evaluators.native._generated import as_measured, generated_tests, seed_baselines_of
-from evoforge.evaluators.native._parse import cache_metrics, event_totals, mca_summary
-from evoforge.evaluators.native._settings import (
-    LANGUAGES,
-    MEASURES,
-    METRICS,
-    NativeSettings,
-    o3_flags,
-    read_settings,
-)
-from evoforge.evaluators.native._tools import (
-    archer_library,
-    libraries_missing,
-    measure_tools,
-    measure_unavailable,
-    qemu_unavailable,
-)
+from __future__ import annotations
 
-__all__ = [
-    # the evaluator
-    "REFERENCES",
-    "NativeEvaluator",
-    "seed_baselines",
-    # what native specs share
-    "as_measured",
-    "generated_tests",
-    "seed_baselines_of",
-    # settings
-    "LANGUAGES",
-    "MEASURES",
-    "METRICS",
-    "NativeSettings",
-    "o3_flags",
-    "read_settings",
-    # tools and outputs
-    "archer_library",
-    "libraries_missing",
-    "measure_tools",
-    "cache_metrics",
-    "event_totals",
-    "mca_summary",
-    "measure_unavailable",
-    "qemu_unavailable",
-]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.evaluators.native._baselines import seed_baselines as seed_baselines
+    from evoforge.evaluators.native._evaluator import (
+        REFERENCES as REFERENCES,
+        NativeEvaluator as NativeEvaluator,
+    )
+    from evoforge.evaluators.native._generated import (
+        as_measured as as_measured,
+        generated_tests as generated_tests,
+        seed_baselines_of as seed_baselines_of,
+    )
+    from evoforge.evaluators.native._parse import (
+        cache_metrics as cache_metrics,
+        event_totals as event_totals,
+        mca_summary as mca_summary,
+    )
+    from evoforge.evaluators.native._settings import (
+        LANGUAGES as LANGUAGES,
+        MEASURES as MEASURES,
+        METRICS as METRICS,
+        NativeSettings as NativeSettings,
+        o3_flags as o3_flags,
+        read_settings as read_settings,
+    )
+    from evoforge.evaluators.native._tools import (
+        archer_library as archer_library,
+        libraries_missing as libraries_missing,
+        measure_tools as measure_tools,
+        measure_unavailable as measure_unavailable,
+        qemu_unavailable as qemu_unavailable,
+    )
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)

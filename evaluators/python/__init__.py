@@ -4,6 +4,13 @@
 :class:`PythonEvaluator`, one per worker).
 """
 
-from evoforge.evaluators.python._evaluator import PythonEvaluator
+from __future__ import annotations
 
-__all__ = ["PythonEvaluator"]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.evaluators.python._evaluator import PythonEvaluator as PythonEvaluator
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)

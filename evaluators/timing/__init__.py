@@ -7,40 +7,30 @@ fresh runner process (``python -m evoforge.evaluators.timing``), and
 :func:`callgrind_instructions` gives exactly repeatable instruction counts.
 """
 
-from evoforge.evaluators.timing._cpu import (
-    METRICS,
-    MODES,
-    CallgrindError,
-    callgrind_instructions,
-    measure,
-    timing_mode,
-    unmeasurable,
-    valgrind_unavailable,
-)
-from evoforge.evaluators.timing._wall import (
-    MIN_IMPROVEMENT,
-    NOISE_FACTOR,
-    WallComparison,
-    compare,
-    interleaved_wall,
-    iqr,
-)
+from __future__ import annotations
 
-__all__ = [
-    # wall time
-    "MIN_IMPROVEMENT",
-    "NOISE_FACTOR",
-    "WallComparison",
-    "compare",
-    "interleaved_wall",
-    "iqr",
-    # the CPU timing option
-    "METRICS",
-    "MODES",
-    "CallgrindError",
-    "callgrind_instructions",
-    "measure",
-    "timing_mode",
-    "unmeasurable",
-    "valgrind_unavailable",
-]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.evaluators.timing._cpu import (
+        METRICS as METRICS,
+        MODES as MODES,
+        CallgrindError as CallgrindError,
+        callgrind_instructions as callgrind_instructions,
+        measure as measure,
+        timing_mode as timing_mode,
+        unmeasurable as unmeasurable,
+        valgrind_unavailable as valgrind_unavailable,
+    )
+    from evoforge.evaluators.timing._wall import (
+        MIN_IMPROVEMENT as MIN_IMPROVEMENT,
+        NOISE_FACTOR as NOISE_FACTOR,
+        WallComparison as WallComparison,
+        compare as compare,
+        interleaved_wall as interleaved_wall,
+        iqr as iqr,
+    )
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)

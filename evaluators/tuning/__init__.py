@@ -5,24 +5,25 @@ then up to ``tuning["trials"]`` settings proposed by TPE, each an evaluation tak
 run's budget (:data:`TRIAL_BUDGET`); the best setting is written back into the program.
 """
 
-from evoforge.evaluators.tuning._knobs import Knob, KnobError, find_knobs, literal, write_back
-from evoforge.evaluators.tuning._tuner import (
-    TRIAL_BUDGET,
-    TrialBudget,
-    evaluate_tuned,
-    tuning_unavailable,
-)
+from __future__ import annotations
 
-__all__ = [
-    # knobs in a program
-    "Knob",
-    "KnobError",
-    "find_knobs",
-    "literal",
-    "write_back",
-    # tuning
-    "TRIAL_BUDGET",
-    "TrialBudget",
-    "evaluate_tuned",
-    "tuning_unavailable",
-]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.evaluators.tuning._knobs import (
+        Knob as Knob,
+        KnobError as KnobError,
+        find_knobs as find_knobs,
+        literal as literal,
+        write_back as write_back,
+    )
+    from evoforge.evaluators.tuning._tuner import (
+        TRIAL_BUDGET as TRIAL_BUDGET,
+        TrialBudget as TrialBudget,
+        evaluate_tuned as evaluate_tuned,
+        tuning_unavailable as tuning_unavailable,
+    )
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -19,28 +19,28 @@ A plugin adds a format with the ``register_problem_adapters`` hook::
         register(Adapter("myformat", detect=looks_like_mine, adapt=make_problems))
 """
 
-from evoforge.problems.adapters._kernelbench import KERNELBENCH, is_task_source
-from evoforge.problems.adapters._openevolve import OPENEVOLVE
-from evoforge.problems.adapters._registry import (
-    Adapted,
-    Adapter,
-    AdaptOptions,
-    adapt,
-    problem_adapters,
-)
-from evoforge.problems.adapters._repository import REPOSITORY, RepositoryConfig
+from __future__ import annotations
 
-__all__ = [
-    # the registry
-    "AdaptOptions",
-    "Adapted",
-    "Adapter",
-    "adapt",
-    "problem_adapters",
-    # built-in adapters
-    "KERNELBENCH",
-    "OPENEVOLVE",
-    "REPOSITORY",
-    "RepositoryConfig",
-    "is_task_source",
-]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.problems.adapters._kernelbench import (
+        KERNELBENCH as KERNELBENCH,
+        is_task_source as is_task_source,
+    )
+    from evoforge.problems.adapters._openevolve import OPENEVOLVE as OPENEVOLVE
+    from evoforge.problems.adapters._registry import (
+        Adapted as Adapted,
+        Adapter as Adapter,
+        AdaptOptions as AdaptOptions,
+        adapt as adapt,
+        problem_adapters as problem_adapters,
+    )
+    from evoforge.problems.adapters._repository import (
+        REPOSITORY as REPOSITORY,
+        RepositoryConfig as RepositoryConfig,
+    )
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)

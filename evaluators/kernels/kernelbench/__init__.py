@@ -6,24 +6,22 @@ evoforge.evaluators.kernels.kernelbench``) checks it against the reference on hi
 on a CUDA GPU, times it against eager and ``torch.compile`` (see :class:`KernelBenchEvaluator`).
 """
 
-from evoforge.evaluators.kernels.kernelbench._cuda import CudaEvaluator
-from evoforge.evaluators.kernels.kernelbench._evaluator import (
-    CORRECTNESS_METRICS,
-    TIMING_METRICS,
-    KernelBenchEvaluator,
-    gpu_missing,
-    read_config,
-    torch_missing,
-)
-from evoforge.evaluators.kernels.kernelbench._triton import TritonEvaluator
+from __future__ import annotations
 
-__all__ = [
-    "CORRECTNESS_METRICS",
-    "TIMING_METRICS",
-    "CudaEvaluator",
-    "KernelBenchEvaluator",
-    "TritonEvaluator",
-    "gpu_missing",
-    "read_config",
-    "torch_missing",
-]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.evaluators.kernels.kernelbench._cuda import CudaEvaluator as CudaEvaluator
+    from evoforge.evaluators.kernels.kernelbench._evaluator import (
+        CORRECTNESS_METRICS as CORRECTNESS_METRICS,
+        TIMING_METRICS as TIMING_METRICS,
+        KernelBenchEvaluator as KernelBenchEvaluator,
+        gpu_missing as gpu_missing,
+        read_config as read_config,
+        torch_missing as torch_missing,
+    )
+    from evoforge.evaluators.kernels.kernelbench._triton import TritonEvaluator as TritonEvaluator
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)

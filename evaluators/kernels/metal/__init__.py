@@ -3,6 +3,13 @@
 Its runner, one fresh process per candidate: ``python -m evoforge.evaluators.kernels.metal``.
 """
 
-from evoforge.evaluators.kernels.metal._evaluator import MetalEvaluator
+from __future__ import annotations
 
-__all__ = ["MetalEvaluator"]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.evaluators.kernels.metal._evaluator import MetalEvaluator as MetalEvaluator
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)

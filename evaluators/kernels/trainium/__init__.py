@@ -3,6 +3,15 @@
 Its runner, one fresh process per candidate: ``python -m evoforge.evaluators.kernels.trainium``.
 """
 
-from evoforge.evaluators.kernels.trainium._evaluator import TrainiumEvaluator
+from __future__ import annotations
 
-__all__ = ["TrainiumEvaluator"]
+from typing import TYPE_CHECKING
+
+from evoforge.base.lazy import lazy_package
+
+if TYPE_CHECKING:
+    from evoforge.evaluators.kernels.trainium._evaluator import (
+        TrainiumEvaluator as TrainiumEvaluator,
+    )
+
+__getattr__, __dir__, __all__ = lazy_package(__name__)
