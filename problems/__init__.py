@@ -1,7 +1,8 @@
 """Problem specs: the seed program, how candidates are scored, and the MAP-Elites descriptors.
 
 A problem is a folder (``problem.py`` + a seed program) or a single spec file; see
-:func:`load_problem` for the format. :func:`define_problem` writes one from Python values.
+:func:`load_problem` for the format. :func:`define_problem` writes one from Python values, and
+:func:`scaffold` a new folder of each kind from templates (``evoforge new``).
 Built-in problems live in ``problems/builtin`` and are registered through the
 ``register_problems`` hook like any third-party problem. Other formats (KernelBench task files,
 OpenEvolve folders, repositories with an ``evoforge.toml``) run unmodified through
@@ -57,6 +58,11 @@ if TYPE_CHECKING:
         SPEC_FILENAME as SPEC_FILENAME,
         import_spec as import_spec,
         load_problem as load_problem,
+    )
+    from evoforge.problems._scaffold import (
+        SCAFFOLD_KINDS as SCAFFOLD_KINDS,
+        ScaffoldError as ScaffoldError,
+        scaffold as scaffold,
     )
     from evoforge.problems._spec import (
         PASSED as PASSED,

@@ -20,7 +20,7 @@ from evoforge.archive import EvalResult, Status
 from evoforge.evaluators import Availability, Evaluator, classify_metrics, run_cascade
 from evoforge.evaluators.devices import cpu_fingerprint
 from evoforge.evaluators.native._generated import as_measured
-from evoforge.evaluators.native._hot import block_functions
+from evoforge.evaluators.native._hot import block_functions, keep_out_of_line
 from evoforge.evaluators.native._settings import METRICS, NativeSettings, o3_flags, read_settings
 from evoforge.evaluators.native._tools import (
     SOURCE_NAMES,
@@ -174,6 +174,8 @@ class NativeEvaluator(Evaluator):
         """The runner's request for ``source`` (also used by benchmarks)."""
         problem, sandbox = self.problem, self._sandbox
         seed_flags = settings.compile_flags
+        # llvm-mca's default functions: the EVOLVE-BLOCK's, kept out of line in its assembly
+        analyse_block = settings.kind == "mca" and not settings.hot_functions
         return {
             "language": settings.language,
             "source": source,
@@ -189,10 +191,9 @@ class NativeEvaluator(Evaluator):
             "inputs": list(settings.inputs),
             "hot_functions": list(settings.hot_functions),
             "evolved_functions": list(
-                block_functions(source, settings.language)
-                if settings.kind == "mca" and not settings.hot_functions
-                else ()
+                block_functions(source, settings.language) if analyse_block else ()
             ),
+            "asm_source": keep_out_of_line(source, settings.language) if analyse_block else "",
             "test_timeout_s": settings.test_timeout_s,
             "compile_timeout_s": settings.compile_timeout_s,
             "output_mb": settings.output_mb,

@@ -47,33 +47,52 @@ def compile_job(
     timeout_s: float,
     asm_cpu: str = "",
     cross: str = "",
+    asm_source: str = "",
 ) -> tuple[dict[str, Any], bytes]:
     """Compile ``source``; the binary is the payload (the assembly in the header with
     ``asm_cpu``; for the ``cross`` architecture when given), or ``compile_error`` with the
-    compiler's first diagnostics."""
+    compiler's first diagnostics.
+
+    The assembly is compiled from ``asm_source`` when given (the source with the evolved
+    functions kept out of line, :func:`~evoforge.evaluators.native._hot.keep_out_of_line`),
+    and from ``source`` where that copy does not compile; ``"asm_out_of_line"`` says which."""
     name = SOURCE_NAMES[language]
     with open(name, "w") as f:
         f.write(source)
     header: dict[str, Any] = {"status": "ok"}
     flags = [*flags, *(cross_flags(cross) if cross else [])]
-    commands = [compile_command(language, name, "prog", tuple(flags))]
-    if asm_cpu:
-        commands.append(compile_command(language, name, "prog.s", tuple(flags), asm_cpu=asm_cpu))
-    for command in commands:
-        try:
-            proc = subprocess.run(
-                command, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
-            )
-        except subprocess.TimeoutExpired:
-            return {"status": "compile_error", "error": f"compile took over {timeout_s:g} s"}, b""
-        if proc.returncode != 0:
-            text = proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}"
-            return {"status": "compile_error", "error": text[:_DIAGNOSTIC_CHARS]}, b""
+    failed = _compile(compile_command(language, name, "prog", tuple(flags)), timeout_s)
+    if failed is None and asm_cpu and asm_source:
+        stem, dot, suffix = name.rpartition(".")
+        kept = f"{stem}_out_of_line{dot}{suffix}"
+        with open(kept, "w") as f:
+            f.write(asm_source)
+        command = compile_command(language, kept, "prog.s", tuple(flags), asm_cpu=asm_cpu)
+        header["asm_out_of_line"] = _compile(command, timeout_s) is None
+    if failed is None and asm_cpu and not header.get("asm_out_of_line"):
+        command = compile_command(language, name, "prog.s", tuple(flags), asm_cpu=asm_cpu)
+        failed = _compile(command, timeout_s)
+    if failed is not None:
+        return {"status": "compile_error", "error": failed}, b""
     if asm_cpu:
         with open("prog.s") as f:
             header["asm"] = f.read(4 << 20)
     with open("prog", "rb") as f:
         return header, f.read()
+
+
+def _compile(command: list[str], timeout_s: float) -> str | None:
+    """Run one compiler command: None, or its first diagnostics when it fails."""
+    try:
+        proc = subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
+        )
+    except subprocess.TimeoutExpired:
+        return f"compile took over {timeout_s:g} s"
+    if proc.returncode != 0:
+        text = proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}"
+        return text[:_DIAGNOSTIC_CHARS]
+    return None
 
 
 def _install(binary: bytes, source: tuple[str, str] | None = None) -> None:
@@ -201,20 +220,25 @@ def _annotate(out_file: str, source_name: str) -> str:
 
 
 def mca_job(
-    asm: str, cpu: str, hot: Sequence[str], evolved: Sequence[str] = ()
+    asm: str,
+    cpu: str,
+    hot: Sequence[str],
+    evolved: Sequence[str] = (),
+    out_of_line: bool = False,
 ) -> tuple[dict[str, Any], bytes]:
     """llvm-mca-19 on each chosen function's body for ``cpu``; the sums of its estimates.
 
     The functions: ``hot`` when the spec names them, else those defined in the EVOLVE-BLOCK
-    (``evolved``) or what is left of them after inlining
-    (:func:`~evoforge.evaluators.native._hot.choose_functions`); ``"analysed"`` says which."""
+    (``evolved``; kept out of line in ``asm`` when ``out_of_line``) or what is left of them
+    after inlining (:func:`~evoforge.evaluators.native._hot.choose_functions`);
+    ``"analysed"`` says which."""
     bodies = {name: body for name, body in asm_functions(asm).items() if body.strip()}
     names = list(bodies)
     demangled = subprocess.run(
         ["llvm-cxxfilt-19"], input="\n".join(names), capture_output=True, text=True, timeout=60
     ).stdout.splitlines()
     plain_names = dict(zip(names, demangled, strict=False))
-    symbols, analysed = choose_functions(plain_names, hot, evolved)
+    symbols, analysed = choose_functions(plain_names, hot, evolved, out_of_line=out_of_line)
     chosen = [(plain_names[symbol], bodies[symbol]) for symbol in symbols]
     if not chosen:
         return {

@@ -96,6 +96,7 @@ def evaluate(
         isolation,
         asm_cpu=argument if kind == "mca" else "",
         cross=cross,
+        asm_source=str(request.get("asm_source", "")) if kind == "mca" else "",
     )
     timings["compile_s"] = time.perf_counter() - start
     start = time.perf_counter()
@@ -128,16 +129,17 @@ def compile_source(
     *,
     asm_cpu: str = "",
     cross: str = "",
+    asm_source: str = "",
 ) -> tuple[bytes, dict[str, Any]]:
     """The binary of ``source`` (for the ``cross`` architecture when given), and the compile
-    job's header (the assembly with ``asm_cpu``)."""
+    job's header (the assembly with ``asm_cpu``, of ``asm_source`` where it compiles)."""
     timeout = float(request["compile_timeout_s"])
     limits = Limits(
         timeout_s=timeout + 10, memory_mb=_COMPILE_MEMORY_MB, file_size_mb=256, result_mb=64
     )
     language = request["language"]
     run = _sandboxed(
-        lambda: _jobs.compile_job(language, source, flags, timeout, asm_cpu, cross),
+        lambda: _jobs.compile_job(language, source, flags, timeout, asm_cpu, cross, asm_source),
         limits,
         iso,
         "compiling",
@@ -283,8 +285,9 @@ def _mca(
     limits = Limits(timeout_s=300, memory_mb=_COMPILE_MEMORY_MB)
     hot = list(request.get("hot_functions", ()))
     evolved = list(request.get("evolved_functions", ()))
+    kept = bool(header.get("asm_out_of_line"))
     run = _sandboxed(
-        lambda: _jobs.mca_job(header["asm"], cpu, hot, evolved), limits, iso, "llvm-mca"
+        lambda: _jobs.mca_job(header["asm"], cpu, hot, evolved, kept), limits, iso, "llvm-mca"
     )
     lines = [
         f"{name}: {values['mca_cycles']:.0f} cycles / 100 iterations, block "

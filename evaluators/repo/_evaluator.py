@@ -177,8 +177,25 @@ class RepoEvaluator(Evaluator):
         free = self._free
         slot = await free.get()
         try:
-            slot = await self._intact(slot)
-            return await self._run(slot, files)
+            for _ in range(2):
+                slot = await self._intact(slot)
+                result = await self._run(slot, files)
+                if slot.manifest.is_file():
+                    return result
+                # Removed from outside while the candidate ran (a candidate cannot reach it):
+                # whatever the run said is not the candidate's verdict. Once more, on a new copy.
+                log.warning(
+                    "repo %s: the copy at %s was removed from outside the run during an "
+                    "evaluation; evaluating the candidate again",
+                    self.problem.name,
+                    slot.root,
+                )
+            return _failed(
+                Status.CRASHED,
+                f"the repository's copy at {slot.root} was removed from outside the run "
+                "during the evaluation, twice (a cleaner of temporary folders?); the "
+                "candidate was not judged",
+            )
         finally:
             free.put_nowait(slot)  # to the queue it came from: a close waits on that one
 

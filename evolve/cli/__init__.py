@@ -31,6 +31,7 @@ COMMANDS = {
     # what is installed
     "plugins": ("_plugins", "plugins_command"),
     "problems": ("_plugins", "problems_command"),
+    "new": ("_new", "new"),  # a problem folder to start from
 }
 
 

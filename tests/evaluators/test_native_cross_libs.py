@@ -83,3 +83,73 @@ def test_the_measure_checks_the_problems_language(tmp_path, monkeypatch):
 )
 def test_a_cross_build_only_where_it_is_measured(measure, enabled, arch):
     assert cross_arch({"measure": measure, "measure_enabled": enabled}) == arch
+
+
+# --- a run on a host without the cross libraries -------------------------------------------
+
+REAL_WHICH = shutil.which
+
+RISCV_PROBLEM = """\
+name = "riscv_median"
+evaluator = "native"
+language = "cpp"
+seed_file = "seed.cpp"
+measure = "qemu:riscv64"
+objectives = {"instructions": "minimize"}
+tests = [("3\\n2 9 4\\n", "4\\n")]
+"""
+
+RISCV_SEED = """\
+#include <algorithm>
+#include <iostream>
+#include <vector>
+// EVOLVE-BLOCK-START
+int median(std::vector<int> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+// EVOLVE-BLOCK-END
+int main() {
+    int n;
+    std::cin >> n;
+    std::vector<int> v(n);
+    for (auto& x : v) std::cin >> x;
+    std::cout << median(v) << "\\n";
+}
+"""
+
+
+@pytest.mark.skipif(
+    any(REAL_WHICH(t) is None for t in ("clang++-19", "qemu-riscv64")),
+    reason="needs clang-19 and qemu-user (apt-get install -y clang-19 qemu-user)",
+)
+def test_a_run_without_the_cross_libraries_names_them_and_checks_correctness(
+    tmp_path, monkeypatch, caplog
+):
+    """The reported failure: every seed ended ``compile_error`` ("1 error generated"). With
+    the check pointed at a root that has no cross libraries (this host has them), the run
+    names the packages with their apt-get line and tests the candidates here instead."""
+    import logging
+    from functools import partial
+
+    import evoforge
+    from evoforge.archive import Status
+    from evoforge.evaluators.native import _tools
+
+    monkeypatch.setattr(shutil, "which", REAL_WHICH)  # the real tools, not the fixture's
+    monkeypatch.setattr(
+        _tools, "qemu_unavailable", partial(qemu_unavailable, root=str(tmp_path / "nothing"))
+    )
+    folder = tmp_path / "riscv_median"
+    folder.mkdir()
+    (folder / "problem.py").write_text(RISCV_PROBLEM)
+    (folder / "seed.cpp").write_text(RISCV_SEED)
+    with caplog.at_level(logging.WARNING, logger="evoforge"):
+        result = evoforge.run(folder, budget=2, seed=1, db=tmp_path / "runs.db")
+    assert result.status == "finished", result.reason
+    assert result.seed.status is Status.OK, result.seed.artifacts
+    assert "instructions" not in result.seed.metrics, result.seed.metrics  # built for here
+    assert (
+        "apt-get install -y libc6-dev-riscv64-cross libgcc-12-dev-riscv64-cross "
+        "libstdc++-12-dev-riscv64-cross" in caplog.text
+    ), caplog.text

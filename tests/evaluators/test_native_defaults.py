@@ -15,7 +15,13 @@ import pytest
 import evoforge
 from evoforge.archive import Status
 from evoforge.evaluators.native import NativeEvaluator
-from evoforge.evaluators.native._hot import block_functions, choose_functions
+from evoforge.evaluators.native._hot import (
+    block_functions,
+    choose_functions,
+    keep_out_of_line,
+    qualified_name,
+)
+from evoforge.evaluators.native._jobs import compile_job
 from evoforge.problems import ProblemSpecError, load_problem
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -167,23 +173,78 @@ def test_named_hot_functions_win():
     assert choose_functions(demangled, ["absent"], ["median"])[0] == []
 
 
-@pytest.mark.skipif(
-    shutil.which("clang++-19") is None or shutil.which("llvm-mca-19") is None,
-    reason="needs clang-19 and llvm-mca-19 (apt-get install -y clang-19 llvm-19)",
-)
-def test_mca_without_hot_functions_measures_the_seed(readme_problem):
-    spec = readme_problem / "problem.py"
+def test_a_library_template_is_not_the_program_s_own():
+    """Demangled template instances carry their return type first: ``void std::...``."""
+    introselect = "void std::__introselect<int*, long>(int*, int*, int*, long)"
+    demangled = {"_ZSt13__introselectIPilEvT_S1_S1_T0_": introselect, "main": "main"}
+    chosen, note = choose_functions(demangled, [], ["median"])
+    assert chosen == ["main"], note
+    assert qualified_name(introselect) == "std::__introselect<int*, long>"
+    assert qualified_name("(anonymous namespace)::helper(int)") == "(anonymous namespace)::helper"
+
+
+def test_the_evolved_functions_are_kept_out_of_line_for_the_estimate():
+    marked = keep_out_of_line(SEED, "cpp")
+    assert "[[gnu::noinline]] static int median(" in marked
+    assert marked.replace("[[gnu::noinline]] ", "") == SEED
+    c_source = "// EVOLVE-BLOCK-START\nstatic int f(int x) { return x; }\n// EVOLVE-BLOCK-END\n"
+    assert "__attribute__((noinline)) static int f(" in keep_out_of_line(c_source, "c")
+    assert keep_out_of_line("int main() { return 0; }\n", "c") == ""  # no block: nothing
+    templated = (
+        "// EVOLVE-BLOCK-START\ntemplate <class T> T id(T x) { return x; }\n// EVOLVE-BLOCK-END\n"
+    )
+    assert "template <class T> [[gnu::noinline]] T id(" in keep_out_of_line(templated, "cpp")
+
+
+@pytest.mark.skipif(shutil.which("clang++-19") is None, reason="needs clang-19")
+@pytest.mark.parametrize("compiles", [True, False], ids=["out-of-line", "fallback"])
+def test_the_assembly_is_of_the_out_of_line_copy_where_it_compiles(tmp_path, monkeypatch, compiles):
+    monkeypatch.chdir(tmp_path)
+    kept = keep_out_of_line(SEED, "cpp") if compiles else "this is not C++"
+    header, binary = compile_job("cpp", SEED, ["-O2"], 60, asm_cpu="znver4", asm_source=kept)
+    assert header["status"] == "ok" and binary, header
+    assert header["asm_out_of_line"] is compiles
+    assert ("_ZL6medianRSt6vectorIiSaIiEE:" in header["asm"]) is compiles  # else inlined
+
+
+def with_mca(problem: Path) -> Path:
+    spec = problem / "problem.py"
     spec.write_text(
         spec.read_text()
         .replace('measure = "callgrind"', 'measure = "mca:znver4"')
         .replace('{"instructions": "minimize"}', '{"mca_cycles": "minimize"}')
     )
+    return problem
 
-    async def once():
-        async with NativeEvaluator(load_problem(readme_problem)) as evaluator:
-            return await evaluator.evaluate(SEED)
 
-    result = asyncio.run(once())
-    assert result.status is Status.OK, result.artifacts
-    analysed = result.artifacts["mca_functions"]
-    assert analysed.endswith("EVOLVE-BLOCK: median") or analysed.startswith("main ("), analysed
+@pytest.mark.slow  # two candidates, each with its seed and -O3 references: 6 compiles
+@pytest.mark.skipif(
+    shutil.which("clang++-19") is None or shutil.which("llvm-mca-19") is None,
+    reason="needs clang-19 and llvm-mca-19 (apt-get install -y clang-19 llvm-19)",
+)
+def test_mca_without_hot_functions_estimates_the_evolved_function_of_every_candidate(
+    readme_problem,
+):
+    """At -O2 clang inlines ``median`` into ``main``; the estimate must still be of
+    ``median`` (not of main's input loop for one candidate and a library template for the
+    next), for the seed and for a rewrite alike, so their figures compare."""
+    faster = SEED.replace(
+        "    for (size_t i = 0; i < v.size(); i++)\n"
+        "        for (size_t j = i + 1; j < v.size(); j++)\n"
+        "            if (v[j] < v[i]) std::swap(v[i], v[j]);\n",
+        "    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());\n",
+    ).replace("#include <vector>", "#include <vector>\n#include <algorithm>")
+    assert faster != SEED
+
+    async def both():
+        async with NativeEvaluator(load_problem(with_mca(readme_problem))) as evaluator:
+            return [await evaluator.evaluate(source) for source in (SEED, faster)]
+
+    for result in asyncio.run(both()):
+        assert result.status is Status.OK, result.artifacts
+        analysed = result.artifacts["mca_functions"]
+        assert analysed.startswith("the functions defined in the EVOLVE-BLOCK: median ("), analysed
+        assert "kept out of line" in analysed
+        assert list(result.artifacts["profile"].splitlines()[1:]) == [
+            line for line in result.artifacts["profile"].splitlines()[1:] if "median(" in line
+        ]

@@ -46,12 +46,40 @@ def test_an_empty_path_names_the_compiler_and_its_package(tmp_path, monkeypatch)
         assert "clang++-19" in rows[name] and "apt-get install -y clang-19" in rows[name]
 
 
-def test_a_missing_measure_tool_is_named_with_its_package(tmp_path, monkeypatch):
-    only_on_path(monkeypatch, tmp_path / "bin", "clang-19", "clang++-19")
+def clang_without_libomp(folder: Path) -> None:
+    """``clang-19``/``clang++-19`` in ``folder/llvm/bin`` that run the real compilers but have
+    no ``../lib/libomp.so`` beside them: a host without libomp-19-dev."""
+    fake = folder / "llvm" / "bin"
+    fake.mkdir(parents=True)
+    for name in ("clang-19", "clang++-19"):
+        (fake / name).write_text(f'#!/bin/sh\nexec {shutil.which(name)} "$@"\n')
+        (fake / name).chmod(0o755)
+    (folder / "bin").mkdir()
+    for name in ("clang-19", "clang++-19"):
+        os.symlink(fake / name, folder / "bin" / name)
+
+
+@pytest.mark.parametrize("libomp", [True, False], ids=["with-libomp", "without-libomp"])
+def test_a_missing_measure_tool_is_named_with_its_package(tmp_path, monkeypatch, libomp):
+    """Only the compiler: the callgrind problems name valgrind; graph_parallel (wall time)
+    needs nothing more than the compiler and libomp, whichever of the two this host lacks
+    (the README's package list had no libomp-19-dev, and this test assumed it)."""
+    if libomp:
+        if libraries_missing(openmp=True, sanitize=("thread",)):
+            pytest.skip("needs libomp-19-dev (apt-get install -y libomp-19-dev)")
+        only_on_path(monkeypatch, tmp_path / "bin", "clang-19", "clang++-19")
+    else:
+        clang_without_libomp(tmp_path)
+        monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     rows = problems_output()
     assert rows["pie_lis"].startswith("cannot run here: valgrind, callgrind_annotate not found")
     assert "apt-get install -y valgrind" in rows["pie_lis"]
-    assert rows["graph_parallel"].startswith("runs here")  # wall time: the compiler is enough
+    if libomp:
+        assert rows["graph_parallel"].startswith("runs here")  # wall time: no valgrind needed
+    else:
+        assert rows["graph_parallel"].startswith("cannot run here: libomp.so"), rows
+        assert "apt-get install -y libomp-19-dev" in rows["graph_parallel"]
+        assert "valgrind" not in rows["graph_parallel"]
 
 
 def test_missing_libomp_is_named_with_its_package(tmp_path, monkeypatch):

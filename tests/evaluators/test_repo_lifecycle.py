@@ -15,6 +15,7 @@ import logging
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -117,3 +118,30 @@ def test_a_copy_removed_from_outside_is_prepared_again(problem, busy_cores, capl
     assert errors(results) == []
     assert [r.metrics["mark"] for r in results] == [1, 2, 3]
     assert "removed from outside" in caplog.text
+
+
+def test_a_copy_removed_during_an_evaluation_does_not_judge_the_candidate(
+    problem, busy_cores, caplog, monkeypatch
+):
+    """Removed while the check runs (after the runner reset the copy, so no check before the
+    run can see it): that run's verdict is not the candidate's, which is evaluated again."""
+    monkeypatch.setenv("CHECK_PAUSE_S", "2")  # the check is surely running when it goes
+
+    async def main():
+        async with RepoEvaluator(problem, workers=1) as evaluator:
+            assert evaluator._root is not None
+            stamp = evaluator._root / "slot0" / "stamp"
+            before = stamp.stat().st_mtime_ns
+            running = asyncio.create_task(evaluator.evaluate(candidate(problem, "a")))
+            deadline = time.monotonic() + 60
+            while stamp.stat().st_mtime_ns == before:  # the runner touches it after the reset
+                assert time.monotonic() < deadline and not running.done(), "no reset seen"
+                await asyncio.sleep(0.005)
+            shutil.rmtree(evaluator._root)
+            return await running
+
+    with caplog.at_level(logging.WARNING, logger="evoforge"):
+        result = asyncio.run(main())
+    assert result.status is Status.OK, result.artifacts
+    assert result.metrics["mark"] == 1
+    assert "removed from outside the run during an evaluation" in caplog.text
