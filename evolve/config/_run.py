@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from evoforge.base.settings import ConfigError, Settings
-from evoforge.evolve.models import ModelSpec, Policy, RetryPolicy
+from evoforge.evolve.models import ModelSpec, ModelString, Policy, RetryPolicy
 from evoforge.evolve.offline import MODEL as OFFLINE_MODEL
 from evoforge.evolve.prompts import ModeConfig, PromptConfig
 from evoforge.evolve.search import SearchConfig
@@ -94,7 +94,7 @@ class RunConfig(Settings):
     budget: PositiveInt = 200
     max_wall_s: PositiveFloat | None = None
     seed: Annotated[int, Field(ge=0)] = 0
-    model: str = OFFLINE_MODEL
+    model: ModelString = OFFLINE_MODEL
     api_base: str | None = None
     temperature: Annotated[float, Field(ge=0)] = 0.7
     max_tokens: PositiveInt = 4096
@@ -117,15 +117,6 @@ class RunConfig(Settings):
     tune: bool = True
     islands: IslandConfig = Field(default_factory=IslandConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
-
-    @field_validator("model")
-    @classmethod
-    def _litellm_string(cls, model: str) -> str:
-        if "/" not in model:
-            raise ValueError(
-                "use a litellm model string such as 'offline/mutator' or 'openai/gpt-4o-mini'"
-            )
-        return model
 
     @field_validator("models", mode="before")
     @classmethod

@@ -3,8 +3,10 @@
 - :func:`complete` calls one model through litellm (the offline model included), with retries
   (:class:`RetryPolicy`: exponential backoff with full jitter, ``Retry-After`` honoured) and
   keys redacted from every error and log record;
-- :class:`ModelSpec` says how to call one model, :class:`ModelPool` chooses among several
-  (by weight, or UCB1 on improvement per unit cost) and declares an outage;
+- :class:`ModelSpec` says how to call one model (a ``[[models]]`` table; its model string
+  checked by :func:`check_model_string`, the one rule for every model string);
+- :class:`ModelPool` chooses among several (by weight, or UCB1 on improvement per unit cost)
+  and declares an outage;
 - :func:`record_answer` and :func:`record_failure` write every attempt to the archive;
 - :func:`read_refusal` reads the window a server names when it refuses a prompt as too long.
 
@@ -35,13 +37,6 @@ if TYPE_CHECKING:
         prepare as prepare,
         register_custom_provider as register_custom_provider,
     )
-    from evoforge.evolve.models._ensemble import (
-        ModelOutage as ModelOutage,
-        ModelPool as ModelPool,
-        ModelSpec as ModelSpec,
-        ModelSpecError as ModelSpecError,
-        ModelStats as ModelStats,
-    )
     from evoforge.evolve.models._failures import (
         ModelFailure as ModelFailure,
         failed_calls_summary as failed_calls_summary,
@@ -49,6 +44,11 @@ if TYPE_CHECKING:
         model_failures as model_failures,
     )
     from evoforge.evolve.models._policy import POLICIES as POLICIES, Policy as Policy
+    from evoforge.evolve.models._pool import (
+        ModelOutage as ModelOutage,
+        ModelPool as ModelPool,
+        ModelStats as ModelStats,
+    )
     from evoforge.evolve.models._redact import (
         RedactingFilter as RedactingFilter,
         install_log_redaction as install_log_redaction,
@@ -68,6 +68,12 @@ if TYPE_CHECKING:
         call_with_retries as call_with_retries,
         classify as classify,
         parse_retry_after as parse_retry_after,
+    )
+    from evoforge.evolve.models._spec import (
+        ModelSpec as ModelSpec,
+        ModelSpecError as ModelSpecError,
+        ModelString as ModelString,
+        check_model_string as check_model_string,
     )
 
 __getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from evoforge.base.redaction import redact
-from evoforge.evolve.models._ensemble import ModelSpec, ModelSpecError
 from evoforge.evolve.models._lean import answer_cost, skip_unused_logging
 from evoforge.evolve.models._redact import install_log_redaction
 from evoforge.evolve.models._retry import (
@@ -30,6 +29,7 @@ from evoforge.evolve.models._retry import (
     RetryPolicy,
     call_with_retries,
 )
+from evoforge.evolve.models._spec import ModelSpec, ModelSpecError
 from evoforge.plugins import model_providers
 
 DEFAULT_POLICY = RetryPolicy()
@@ -133,7 +133,7 @@ async def complete(
         messages: chat messages.
         seed: passed to the model (providers that support it sample reproducibly).
         temperature, max_tokens, api_base: the run's settings, used where ``spec`` leaves
-            its own unset.
+            its own unset (:meth:`ModelSpec.request_params`).
         policy: attempts and waits between them; litellm itself never retries.
         rng: draws the backoff jitter; None: a generator seeded with ``seed``.
         sleep: awaited for each wait (tests record waits instead of sleeping).
@@ -152,13 +152,12 @@ async def complete(
     except ModelSpecError as exc:
         failed = Attempt("auth", redact(str(exc)), 0.0)
         raise ModelError(str(exc), kind="auth", attempts=(failed,)) from None
+    run_defaults = {"temperature": temperature, "max_tokens": max_tokens, "api_base": api_base}
     kwargs: dict[str, Any] = dict(
         model=spec.model,
         messages=messages,
         seed=seed,
-        temperature=temperature if spec.temperature is None else spec.temperature,
-        max_tokens=max_tokens if spec.max_tokens is None else spec.max_tokens,
-        api_base=spec.api_base or api_base,
+        **spec.request_params(run_defaults),
         timeout=spec.timeout_s,
         num_retries=0,  # retries are ours: one policy, every attempt recorded
         max_retries=0,  # nor may the provider's SDK retry behind our back

@@ -13,8 +13,9 @@ are built in the proposal workers (and fitted to the model's context window ther
 prompt context, the templates and the session's prompt settings by a pure function
 (:func:`~evoforge.evolve.prompts.build_messages`), so equal inputs give equal messages, and
 the controller need not build every prompt twice. Programs are keyed by id (a hash of their
-source; what a prompt shows of one never changes once it is stored). The model, its endpoint
-and the sampling parameters are in the key. The per-request ``seed`` is only where the
+source; what a prompt shows of one never changes once it is stored). The model and every
+parameter its request carries (:meth:`~evoforge.evolve.models.ModelSpec.request_params`: the
+endpoint, the sampling settings) are in the key. The per-request ``seed`` is only where the
 provider is known to answer by it (:data:`SEEDED_PROVIDERS`: the offline model, whose answers
 are drawn from it): elsewhere a provider may ignore it (most local servers do), and a
 greedy-decoding model answers alike whatever it is. So the offline model's requests never
@@ -59,9 +60,7 @@ def request_key(
         "model": [
             spec.model,
             seed if spec.model.startswith(SEEDED_PROVIDERS) else None,
-            spec.api_base,
-            temperature if spec.temperature is None else spec.temperature,
-            max_tokens if spec.max_tokens is None else spec.max_tokens,
+            spec.request_params({"temperature": temperature, "max_tokens": max_tokens}),
         ],
         "mode": str(context.mode),
         "parent": context.parent.id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evoforge.evolve import ConfigError, RunConfig, load_config_file
+from evoforge.evolve.models import ModelSpec
 from evoforge.islands import IslandConfig
 
 
@@ -42,6 +43,32 @@ def test_round_trip_through_a_dict():
 def test_bad_values_name_the_setting(field, value):
     with pytest.raises(ConfigError, match=field):
         RunConfig(problem="x", **{field: value})
+
+
+@pytest.mark.parametrize(
+    ("model", "wrong"),
+    [
+        ("gpt4", "it names no provider"),
+        ("/gpt4", "the provider before '/' is empty"),
+        ("openai/", "the model name after '/' is empty"),
+    ],
+    ids=["no-slash", "no-provider", "no-name"],
+)
+def test_a_model_string_is_checked_once_with_one_message(model, wrong):
+    """``model`` of a run and ``model`` of a ``[[models]]`` table (or a ModelSpec) are checked
+    by one rule: the same message after the field's name, saying what is wrong and the fix."""
+    messages = []
+    for make in (
+        lambda: RunConfig(problem="x", model=model),
+        lambda: RunConfig.from_dict({"problem": "x", "models": [{"model": model}]}),
+        lambda: ModelSpec(model),
+    ):
+        with pytest.raises(ConfigError) as info:
+            make()
+        messages.append(str(info.value).split(f"model = {model!r}: ", 1)[1])
+    assert len(set(messages)) == 1
+    assert messages[0].startswith(wrong)
+    assert "'<provider>/<model>'" in messages[0] and "'offline/mutator'" in messages[0]
 
 
 def test_unknown_settings_are_listed(tmp_path):

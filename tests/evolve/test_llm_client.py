@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 
 from evoforge.evolve.edits import apply_edit
-from evoforge.evolve.models import REDACTED
+from evoforge.evolve.models import REDACTED, ModelSpec
 from evoforge.evolve.models._client import ModelError, complete
-from evoforge.evolve.models._ensemble import ModelSpec
 from evoforge.evolve.models._retry import RetryPolicy
 from tests.evolve.openai_server import OpenAIServer
 from tests.evolve.test_offline import PARAMETRIC

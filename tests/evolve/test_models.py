@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evoforge.evolve.models import REDACTED
-from evoforge.evolve.models._ensemble import ModelOutage, ModelPool, ModelSpec, ModelSpecError
+from evoforge.evolve.models import REDACTED, ModelOutage, ModelPool, ModelSpec, ModelSpecError
 
 
 class Clock:
@@ -61,7 +60,7 @@ def test_a_key_in_the_settings_is_refused_without_echoing_it() -> None:
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("gpt-4o", "model = 'gpt-4o': use a litellm model string '<provider>/<model>'"),
+        ("gpt-4o", "model = 'gpt-4o': it names no provider; write a litellm model string"),
         ({"model": "openai/x", "weight": 0}, "weight = 0: must be more than 0"),
         ({"model": "openai/x", "timeout_s": -1}, "timeout_s = -1: must be more than 0"),
         ({"model": "openai/x", "max_tokens": 0.5}, "max_tokens = 0.5: expected a whole number"),
@@ -76,6 +75,17 @@ def test_a_key_in_the_settings_is_refused_without_echoing_it() -> None:
 def test_bad_specs_name_the_field_and_the_fix(value, message: str) -> None:
     with pytest.raises(ModelSpecError, match=message):
         ModelSpec.from_value(value)
+
+
+def test_request_params_send_every_provider_setting_the_spec_or_the_run_sets() -> None:
+    run = {"temperature": 0.7, "max_tokens": 4096, "api_base": None}
+    spec = ModelSpec("ollama/qwen", temperature=0.1, api_base="http://box:11434", timeout_s=5)
+    assert spec.request_params(run) == {
+        "api_base": "http://box:11434",
+        "temperature": 0.1,
+        "max_tokens": 4096,
+    }  # evoforge's own settings (weight, timeout_s, max_context, api_key_env) are not sent
+    assert ModelSpec("openai/x").request_params() == {}
 
 
 def test_read_api_key_reads_the_named_variable(monkeypatch) -> None:

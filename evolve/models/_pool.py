@@ -1,153 +1,34 @@
-"""Model settings and the ensemble: which model answers the next call, and when to give up.
+"""The ensemble: which model answers the next call, and when to give up.
 
-A :class:`ModelSpec` says how to call one model (litellm model string, endpoint, sampling,
-timeout, and the *name* of the environment variable holding its key). A :class:`ModelPool`
-chooses among several: by weight, or by UCB1 on improvement per unit cost; it takes a model
-that keeps failing out of rotation for a while, and tells the run when every model has been
-failing for too long (:class:`ModelOutage`).
+A :class:`ModelPool` chooses among several models (each a
+:class:`~evoforge.evolve.models.ModelSpec`): by weight, or by UCB1 on improvement per unit
+cost; it takes a model that keeps failing out of rotation for a while, and tells the run when
+every model has been failing for too long (:class:`ModelOutage`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import os
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar
+from typing import Any
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
 
 from evoforge.base.redaction import redact
-from evoforge.base.settings import ConfigError, Settings, hidden_value_error
 from evoforge.evolve.models._policy import POLICIES
+from evoforge.evolve.models._spec import ModelSpec, ModelSpecError
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PERMANENT = frozenset({"auth", "not_found"})  # no number of quick retries will fix these
 _MAX_DOUBLINGS = 4  # a cooldown grows to at most 16 times cooldown_s
-
-
-class ModelSpecError(ConfigError):
-    """A model setting is wrong; the message names the field and the fix."""
 
 
 class ModelOutage(RuntimeError):
     """Every model of the pool has been failing, without one success, for ``outage_s``; or
     every model failed in a way that will not heal (missing or refused credentials, unknown
     model) before any of them answered once."""
-
-
-class ModelSpec(Settings):
-    """How to call one model (a ``[[models]]`` table, or just its model string).
-
-    Attributes:
-        model: a litellm model string: ``openai/gpt-4o-mini``, ``anthropic/…``, ``gemini/…``,
-            ``ollama/…``, ``hosted_vllm/…`` (with ``api_base``), or a plugin's prefix such as
-            ``offline/mutator``.
-        weight: relative share of calls under the ``weighted`` policy (positive).
-        api_base: endpoint of a self-hosted model or a proxy, e.g. ``http://localhost:8000/v1``.
-        temperature, max_tokens: sampling settings; None uses the run's.
-        max_context: the model's context window in tokens (what the server accepts:
-            llama.cpp's ``--ctx-size``, vLLM's ``--max-model-len``; for Ollama, the window
-            evoforge asks for with every request as ``num_ctx``); prompts are kept small
-            enough to leave ``max_tokens`` of it for the answer. None: the run's ``[prompts]
-            max_context``, else litellm's model info, else only ``max_chars``.
-        timeout_s: seconds one attempt may take.
-        api_key_env: the NAME of the environment variable holding the key (never the key);
-            None lets litellm read the provider's usual variable (``OPENAI_API_KEY``,
-            ``ANTHROPIC_API_KEY``, …).
-    """
-
-    error: ClassVar[type[ConfigError]] = ModelSpecError
-
-    model: str
-    weight: Annotated[float, Field(gt=0)] = 1.0
-    api_base: str | None = None
-    temperature: Annotated[float, Field(ge=0)] | None = None
-    max_tokens: Annotated[int, Field(ge=1)] | None = None
-    max_context: Annotated[int, Field(ge=256)] | None = None
-    timeout_s: Annotated[float, Field(gt=0)] = 600.0
-    api_key_env: str | None = None
-
-    def __init__(self, model: str | None = None, /, **fields: Any) -> None:
-        if model is not None:  # ModelSpec("openai/gpt-4o-mini", weight=2)
-            fields["model"] = model
-        super().__init__(**fields)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_keys(cls, data: Any) -> Any:
-        if isinstance(data, Mapping) and "api_key" in data:
-            raise hidden_value_error(
-                f"api_key (for {data.get('model', '?')}) is not allowed: keys never go in "
-                "settings, which are stored with the run; export the key in an "
-                "environment variable and name it with api_key_env = 'MY_KEY_VARIABLE'"
-            )
-        return data
-
-    @field_validator("model")
-    @classmethod
-    def _litellm_string(cls, model: str) -> str:
-        provider, _, name = model.partition("/")
-        if not (provider and name):
-            raise ValueError(
-                "use a litellm model string '<provider>/<model>', e.g. 'openai/gpt-4o-mini' "
-                "or 'offline/mutator'"
-            )
-        return model
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _a_variable_name(cls, env: str | None) -> str | None:
-        if env is not None and not _ENV_NAME.fullmatch(env):
-            # never echo it: it may be a key pasted into the wrong field
-            raise hidden_value_error(
-                "api_key_env: expected the NAME of an environment variable (letters, digits, "
-                "underscores), such as 'OPENAI_API_KEY', found something else (a key? keys "
-                "never go in settings); export the key in a variable and put that variable's "
-                "name here"
-            )
-        return env
-
-    @classmethod
-    def from_value(cls, value: str | Mapping[str, Any] | ModelSpec) -> ModelSpec:
-        """A spec from a model string, a mapping of the fields (a TOML table), or a spec.
-
-        Raises:
-            ModelSpecError: an unknown field, a key in the settings, or a wrong value.
-        """
-        if isinstance(value, str):
-            value = {"model": value}
-        if not isinstance(value, Mapping | ModelSpec):
-            raise ModelSpecError(
-                "model spec: expected a model string such as 'openai/gpt-4o-mini' or a table "
-                f"with a 'model' field, found {type(value).__name__}"
-            )
-        return cls.load(value, where="model spec")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields, as :meth:`from_value` reads them (no key: a spec never holds one)."""
-        return self.model_dump()
-
-    def read_api_key(self) -> str | None:
-        """The key from ``api_key_env``; None when the spec leaves the key to litellm.
-
-        Raises:
-            ModelSpecError: ``api_key_env`` names a variable that is unset or empty.
-        """
-        if self.api_key_env is None:
-            return None
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise ModelSpecError(
-                f"{self.model}: environment variable {self.api_key_env} (its api_key_env) is "
-                f"{'empty' if key == '' else 'not set'}; export {self.api_key_env}=<your key> "
-                "or change api_key_env"
-            )
-        return key
 
 
 @dataclass
