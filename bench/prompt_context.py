@@ -24,7 +24,7 @@ import numpy as np
 from evoforge.archive import Archive, Program, program_id
 from evoforge.evaluators import Status
 from evoforge.evolve import resolve_problem
-from evoforge.evolve.prompts._build import PromptConfig, build_messages
+from evoforge.evolve.prompts import PromptConfig, build_messages
 from evoforge.evolve.prompts._context import gather_context
 from evoforge.evolve.prompts._memory import OptimizationMemory
 from evoforge.evolve.prompts._modes import Mode, ModeConfig, choose_mode, pick_repair

@@ -4,8 +4,9 @@
 second parent, the run's best, recent failures of the lineage, the parent's attempts that
 gave nothing new: :func:`nothing_new`); :class:`OptimizationMemory`
 digests the run's history; :func:`choose_mode` and :func:`pick_repair` pick the edit mode;
-:func:`build_messages` renders the chat messages from templates a problem may override, within
-``max_chars`` or a tighter :class:`PromptLimit`; :class:`PromptEvolution` evolves prompt
+:func:`build_messages` renders the chat messages from templates a problem may override
+(:func:`load_templates`), within ``max_chars`` (:class:`PromptConfig`: ``[prompts]``) or a
+tighter :class:`PromptLimit`; :class:`PromptEvolution` evolves prompt
 variants beside the programs (off by default: ``[search] prompt_evolution``).
 """
 
@@ -16,17 +17,9 @@ from typing import TYPE_CHECKING
 from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
-    from evoforge.evolve.prompts._build import (
-        CURRENT_PROGRAM_HEADING as CURRENT_PROGRAM_HEADING,
-        INSPIRATION_HEADING as INSPIRATION_HEADING,
-        PLACEHOLDERS as PLACEHOLDERS,
-        SECOND_PARENT_HEADING as SECOND_PARENT_HEADING,
-        TEMPLATE_NAMES as TEMPLATE_NAMES,
+    from evoforge.evolve.prompts._config import (
         PromptConfig as PromptConfig,
         PromptLimit as PromptLimit,
-        PromptTemplateError as PromptTemplateError,
-        build_messages as build_messages,
-        load_templates as load_templates,
     )
     from evoforge.evolve.prompts._context import (
         FailedAttempt as FailedAttempt,
@@ -39,6 +32,12 @@ if TYPE_CHECKING:
         OptimizationMemory as OptimizationMemory,
         failure_reason as failure_reason,
     )
+    from evoforge.evolve.prompts._messages import (
+        CURRENT_PROGRAM_HEADING as CURRENT_PROGRAM_HEADING,
+        INSPIRATION_HEADING as INSPIRATION_HEADING,
+        SECOND_PARENT_HEADING as SECOND_PARENT_HEADING,
+        build_messages as build_messages,
+    )
     from evoforge.evolve.prompts._modes import (
         Mode as Mode,
         ModeConfig as ModeConfig,
@@ -48,6 +47,12 @@ if TYPE_CHECKING:
     from evoforge.evolve.prompts._nothing_new import (
         NothingNew as NothingNew,
         nothing_new as nothing_new,
+    )
+    from evoforge.evolve.prompts._templates import (
+        PLACEHOLDERS as PLACEHOLDERS,
+        TEMPLATE_NAMES as TEMPLATE_NAMES,
+        PromptTemplateError as PromptTemplateError,
+        load_templates as load_templates,
     )
     from evoforge.evolve.prompts._variant_bank import FOCUS as FOCUS, FRAGMENTS as FRAGMENTS
     from evoforge.evolve.prompts._variants import (

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from evoforge.archive import Archive, Program
-    from evoforge.evolve.prompts._build import PromptConfig
+    from evoforge.evolve.prompts._config import PromptConfig
     from evoforge.evolve.prompts._memory import OptimizationMemory
     from evoforge.islands import Selection
     from evoforge.problems import Problem

@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evoforge.archive import Archive, Program, PromptVariant, improved
-from evoforge.evolve.prompts._build import (
+from evoforge.evolve.prompts._config import PromptConfig
+from evoforge.evolve.prompts._templates import (
     PLACEHOLDERS,
-    PromptConfig,
     PromptTemplateError,
     check_templates,
     load_templates,

@@ -25,7 +25,7 @@ from evoforge.evolve.prompts import (
     build_messages,
     load_templates,
 )
-from evoforge.evolve.prompts._build import check_templates
+from evoforge.evolve.prompts._templates import check_templates
 from tests.evolve.run_history import PROBLEM, SEED, History, variant
 
 

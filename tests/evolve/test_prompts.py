@@ -15,7 +15,7 @@ from evoforge.evolve import ConfigError
 from evoforge.evolve.edits import apply_edit
 from evoforge.evolve.offline._mutator import mutate
 from evoforge.evolve.offline._prompt import read_prompt
-from evoforge.evolve.prompts._build import (
+from evoforge.evolve.prompts import (
     SECOND_PARENT_HEADING,
     PromptConfig,
     PromptTemplateError,

@@ -27,8 +27,8 @@ from evoforge.evolve.checks._syntax import check_syntax
 from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.offline._mutator import mutate
 from evoforge.evolve.offline._prompt import read_prompt
-from evoforge.evolve.prompts._build import build_messages
 from evoforge.evolve.prompts._context import PromptContext
+from evoforge.evolve.prompts._messages import build_messages
 from evoforge.evolve.prompts._modes import Mode
 from evoforge.problems import find_blocks, load_problem
 from evoforge.problems._blocks import frozen_parts
