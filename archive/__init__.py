@@ -3,9 +3,10 @@
 :class:`Archive` opens (and migrates) the file; the controller records each candidate in one
 :meth:`Archive.transaction`, islands read and write grids with :meth:`Archive.offer` and
 :meth:`Archive.elites`, and users mine runs with :meth:`Archive.top`,
-:meth:`Archive.pareto_front`, :meth:`Archive.lineage`, :meth:`Archive.diff`,
-:meth:`Archive.timeline` and :meth:`Archive.failure_groups`; ``Archive(path, read_only=True)``
-reads while a run writes, and cannot write.
+:meth:`Archive.pareto_front`, :meth:`Archive.lineage` and :meth:`Archive.diff`;
+``Archive(path, read_only=True)`` reads while a run writes, and cannot write. The archive
+answers with stored rows and counts; what they mean (a run's statistics and timeline, its
+failures grouped, what its calls bought) is :mod:`evoforge.evolve.mining`.
 
 Names are imported on first use (:mod:`evoforge.base.lazy`). ``migrations`` (the schema's
 sqlite-utils migration set) is imported only when read: sqlite-utils imports pandas and numpy,
@@ -25,21 +26,20 @@ if TYPE_CHECKING:
         ArchiveWriteError as ArchiveWriteError,
         RunLockedError as RunLockedError,
     )
-    from evoforge.archive._failures import (
-        FailureGroup as FailureGroup,
-        failure_message as failure_message,
-        signature as signature,
-    )
     from evoforge.archive._feedback import (
         REPAIRABLE as REPAIRABLE,
         AttemptOutcome as AttemptOutcome,
-        ModelUsage as ModelUsage,
         attempt_outcomes as attempt_outcomes,
         failed_children as failed_children,
         improved as improved,
         model_outcomes as model_outcomes,
-        model_usage as model_usage,
         repairable_failures as repairable_failures,
+    )
+    from evoforge.archive._history import (
+        FailureRows as FailureRows,
+        failure_rows as failure_rows,
+        ids_by_seq as ids_by_seq,
+        timeline_rows as timeline_rows,
     )
     from evoforge.archive._lock import RunLock as RunLock, lock_path as lock_path
     from evoforge.archive._migrations import migrations as migrations
@@ -74,16 +74,11 @@ if TYPE_CHECKING:
     )
     from evoforge.archive._stats import ArchiveStats as ArchiveStats
     from evoforge.archive._status import AddStatus as AddStatus
-    from evoforge.archive._timeline import (
-        Bucket as Bucket,
-        Improvement as Improvement,
-        Timeline as Timeline,
-    )
     from evoforge.archive._usage import (
-        CallCost as CallCost,
-        CallUsage as CallUsage,
-        call_cost as call_cost,
-        call_usage as call_usage,
+        CallCounts as CallCounts,
+        ModelUsage as ModelUsage,
+        call_counts as call_counts,
+        model_usage as model_usage,
     )
 
 __getattr__, __dir__, __all__ = lazy_package(__name__)

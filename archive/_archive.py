@@ -9,10 +9,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evoforge.archive import _failures, _queries, _timeline
+from evoforge.archive import _queries
 from evoforge.archive._base import PROGRAM_CACHE_SIZE
 from evoforge.archive._errors import ArchiveError
-from evoforge.archive._failures import FailureGroup
 from evoforge.archive._front import Fronts
 from evoforge.archive._grids import Grids
 from evoforge.archive._outcome import Status
@@ -24,7 +23,6 @@ from evoforge.archive._records import Event, LlmCall
 from evoforge.archive._runs import Runs
 from evoforge.archive._schema import READER_PROGRAM_COLUMNS, READER_VIEWS, is_current
 from evoforge.archive._stored_files import stored_row
-from evoforge.archive._timeline import Timeline
 from evoforge.base import jsonio
 
 if TYPE_CHECKING:
@@ -550,18 +548,3 @@ class Archive(Runs, Grids, Fronts, PromptVariants):
         See :func:`evoforge.archive._queries.lineage_tree`.
         """
         return _queries.lineage_tree(self, run_id, program_id, max_descendants=max_descendants)
-
-    def timeline(self, run_id: str) -> Timeline:
-        """The run's successive bests (overall and per island) by evaluation, and its attempts
-        per status in time buckets: what its progress charts show."""
-        return _timeline.timeline(self, run_id)
-
-    def failure_groups(
-        self, run_id: str, *, status: Status | str | None = None
-    ) -> list[FailureGroup]:
-        """The run's failed attempts (or those of one status) grouped by status and by their
-        message with numbers masked; largest group first.
-
-        See :mod:`evoforge.archive._failures`.
-        """
-        return _failures.failure_groups(self, run_id, status=status)

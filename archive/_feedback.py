@@ -139,7 +139,8 @@ def attempt_outcomes(
 
 def improved(score: float | None, parent_score: float | None) -> bool:
     """Whether a child improved on its parent: it scored above it, or it was scored while its
-    parent (a failure being repaired) was not. ``model_usage`` counts the same in SQL."""
+    parent (a failure being repaired) was not. :func:`~evoforge.archive.model_usage` counts the
+    same in SQL."""
     return score is not None and (parent_score is None or score > parent_score)
 
 
@@ -171,41 +172,3 @@ def model_outcomes(
         )
         outcomes.append((model, float(improved(score, parent_score)), cost, tokens))
     return outcomes
-
-
-@dataclass(frozen=True)
-class ModelUsage:
-    """What one model of a run did: its calls and attempts, tokens, cost and improvements.
-
-    ``cost_usd`` is None when no call of the model had a known price (unknown, not free);
-    ``unpriced`` counts answered calls whose price was unknown.
-    """
-
-    model: str
-    calls: int  # answered calls
-    retries: int  # failed attempts that were retried
-    errors: int  # calls that failed after their retries
-    tokens_in: int
-    tokens_out: int
-    cost_usd: float | None
-    unpriced: int
-    mean_latency_s: float | None
-    improvements: int  # answered calls whose child beat its parent
-
-
-def model_usage(archive: Archive, run_id: str) -> list[ModelUsage]:
-    """Per-model usage of a run, most calls first (for ``evoforge status``). One pass over the
-    run's calls through ``idx_llm_calls_run_seq``; children and parents by primary key."""
-    rows = archive.conn.execute(
-        "SELECT c.model, SUM(c.status = 'ok'), SUM(c.status = 'retry'), SUM(c.status = 'error'), "
-        "COALESCE(SUM(c.prompt_tokens), 0), COALESCE(SUM(c.completion_tokens), 0), "
-        "SUM(c.cost_usd), SUM(c.status = 'ok' AND c.cost_usd IS NULL), "
-        "AVG(CASE WHEN c.status = 'ok' THEN c.latency_s END), "
-        "SUM(c.status = 'ok' AND p.score IS NOT NULL AND (pp.score IS NULL OR p.score > pp.score)) "
-        "FROM llm_calls AS c "
-        "LEFT JOIN programs AS p ON p.run_id = c.run_id AND p.id = c.program_id "
-        "LEFT JOIN programs AS pp ON pp.run_id = p.run_id AND pp.id = p.parent_id "
-        "WHERE c.run_id = ? GROUP BY c.model ORDER BY 2 DESC, c.model",
-        (run_id,),
-    )
-    return [ModelUsage(*row) for row in rows]

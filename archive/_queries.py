@@ -2,8 +2,10 @@
 its tree), diffs, progress.
 
 These answer questions about stored rows and need nothing but the archive. Interpreting a run
-(its objectives' directions, statistics, comparison of runs, export) is
-:mod:`evoforge.evolve.mining`, built on these methods: the one package for mining.
+(its objectives' directions, statistics, timelines, failures grouped by cause, what its model
+calls bought, comparison of runs, export) is :mod:`evoforge.evolve.mining`, built on these
+methods and on the rows of :mod:`~evoforge.archive._history` and the counts of
+:mod:`~evoforge.archive._usage`: the one package for mining.
 """
 
 from __future__ import annotations

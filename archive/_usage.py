@@ -1,23 +1,21 @@
-"""What a run's model calls cost, per model (from the ``llm_calls`` table alone), and what
-they bought: calls per evaluation and the calls wasted, by reason (:func:`call_cost`).
+"""What a run's model calls were, counted: per model (:func:`model_usage`) and per status
+(:func:`call_counts`).
 
-:func:`evoforge.archive.model_usage` also counts each model's improvements, which joins every
-call to its child and the child's parent; on a run of 100k programs that takes seconds. The
-dashboard and ``evoforge stats`` want calls, tokens and cost at a glance: this reads one
-range of ``idx_llm_calls_run_seq`` and the small call rows.
+Counts only: what they bought (calls per evaluation, the calls wasted by reason) is
+:func:`evoforge.evolve.mining.call_cost`'s reading of :func:`call_counts`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evoforge.archive._archive import Archive
 
 
 @dataclass(frozen=True)
-class CallUsage:
+class ModelUsage:
     """One model's calls in a run.
 
     Attributes:
@@ -27,9 +25,12 @@ class CallUsage:
         errors: calls that failed after their retries.
         tokens_in: prompt tokens (known ones).
         tokens_out: completion tokens (known ones).
-        cost_usd: the known cost; None when no call of the model had a known price.
+        cost_usd: the known cost; None when no call of the model had a known price (unknown,
+            not free).
         unpriced: answered calls whose price was unknown.
         mean_latency_s: mean latency of the answered calls; None without any.
+        improvements: answered calls whose child beat its parent (see
+            :func:`~evoforge.archive.improved`); None when not counted.
     """
 
     model: str
@@ -41,88 +42,83 @@ class CallUsage:
     cost_usd: float | None
     unpriced: int
     mean_latency_s: float | None
+    improvements: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as JSON values (``improvements`` only when counted)."""
+        data = asdict(self)
+        if self.improvements is None:
+            del data["improvements"]
+        return data
 
 
-def call_usage(archive: Archive, run_id: str) -> list[CallUsage]:
-    """Per-model calls, tokens and cost of a run, most calls first."""
+_USAGE_COLUMNS = (
+    "c.model, SUM(c.status = 'ok'), SUM(c.status = 'retry'), SUM(c.status = 'error'), "
+    "COALESCE(SUM(c.prompt_tokens), 0), COALESCE(SUM(c.completion_tokens), 0), "
+    "SUM(c.cost_usd), SUM(c.status = 'ok' AND c.cost_usd IS NULL), "
+    "AVG(CASE WHEN c.status = 'ok' THEN c.latency_s END)"
+)
+_IMPROVEMENTS = (  # improved() in SQL: scored above the parent, or scored where it was not
+    ", SUM(c.status = 'ok' AND p.score IS NOT NULL AND (pp.score IS NULL OR p.score > pp.score)) "
+    "FROM llm_calls AS c "
+    "LEFT JOIN programs AS p ON p.run_id = c.run_id AND p.id = c.program_id "
+    "LEFT JOIN programs AS pp ON pp.run_id = p.run_id AND pp.id = p.parent_id "
+)
+
+
+def model_usage(archive: Archive, run_id: str, *, improvements: bool = False) -> list[ModelUsage]:
+    """Per-model calls, tokens and cost of a run, most calls first.
+
+    One range of ``idx_llm_calls_run_seq`` and the small call rows. ``improvements`` also
+    counts each model's improvements, which joins every call to its child and the child's
+    parent (by primary key): on a run of 100k programs that takes seconds, so ``evoforge
+    status`` asks for it and the dashboard and ``evoforge stats`` do not.
+    """
+    source = _IMPROVEMENTS if improvements else "FROM llm_calls AS c "
     rows = archive.conn.execute(
-        "SELECT model, SUM(status = 'ok'), SUM(status = 'retry'), SUM(status = 'error'), "
-        "COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), SUM(cost_usd), "
-        "SUM(status = 'ok' AND cost_usd IS NULL), "
-        "AVG(CASE WHEN status = 'ok' THEN latency_s END) "
-        "FROM llm_calls WHERE run_id = ? GROUP BY model ORDER BY 2 DESC, model",
+        f"SELECT {_USAGE_COLUMNS}{source}WHERE c.run_id = ? GROUP BY c.model "
+        "ORDER BY 2 DESC, c.model",
         (run_id,),
     )
-    return [CallUsage(*row) for row in rows]
+    return [ModelUsage(*row) for row in rows]
 
 
-WASTE_REASONS: tuple[str, ...] = ("duplicate", "edit_error", "syntax_error", "model_error")
-"""Why an answer gave nothing to evaluate: a copy or equivalent of a program of the run, an
-edit that did not apply, a child that did not parse, or no answer at all (a failed attempt,
-retried or not)."""
-_PROGRAM_WASTE = WASTE_REASONS[:3]  # statuses of stored attempts; model_error is a call's
-_CALL_COST_SQL = (
+@dataclass(frozen=True)
+class CallCounts:
+    """A run's model calls per status, its stored attempts per status and its evaluations,
+    read together.
+
+    Attributes:
+        calls: model requests per status (``ok``, ``retry``, ``error``): every attempt.
+        attempts: stored attempts per status (only statuses that occur).
+        evaluations: evaluations used (the budget's count).
+    """
+
+    calls: dict[str, int] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
+    evaluations: int = 0
+
+
+_COUNTS_SQL = (
     "SELECT 'call', status, n FROM run_call_counts WHERE run_id = ?1 "
-    "UNION ALL SELECT 'program', status, n FROM run_status_counts WHERE run_id = ?1 "
-    f"AND status IN ({', '.join(repr(s) for s in _PROGRAM_WASTE)}) "
+    "UNION ALL SELECT 'attempt', status, n FROM run_status_counts WHERE run_id = ?1 AND n > 0 "
     "UNION ALL SELECT 'run', 'evaluations', evaluations FROM runs WHERE id = ?1"
 )
 
 
-@dataclass(frozen=True)
-class CallCost:
-    """What a run's model calls bought: evaluations, and the calls that bought nothing.
-
-    Attributes:
-        calls: model requests sent (every attempt, retries included): what a user pays for.
-        evaluations: evaluations used (the budget's count).
-        wasted: calls that gave nothing to evaluate, per reason (:data:`WASTE_REASONS`, each
-            present, 0 when none): one answered call per ``duplicate``, ``edit_error`` and
-            ``syntax_error`` attempt; every failed attempt is a ``model_error``.
-    """
-
-    calls: int
-    evaluations: int
-    wasted: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def per_evaluation(self) -> float | None:
-        """Calls per evaluation (1.0 when every call is evaluated); None before any
-        evaluation."""
-        return self.calls / self.evaluations if self.evaluations else None
-
-    @property
-    def wasted_calls(self) -> int:
-        """Calls wasted for any reason."""
-        return sum(self.wasted.values())
-
-    def to_dict(self) -> dict[str, object]:
-        """The JSON form every view prints (``evoforge status/stats --json``, the dashboard)."""
-        return {
-            "calls": self.calls,
-            "evaluations": self.evaluations,
-            "calls_per_evaluation": self.per_evaluation,
-            "wasted_calls": self.wasted_calls,
-            "wasted": dict(self.wasted),
-        }
-
-
-def call_cost(archive: Archive, run_id: str) -> CallCost:
-    """Calls per evaluation and the calls wasted by reason, for ``evoforge status``,
-    ``evoforge stats`` and the dashboard alike.
-
-    One statement that reads a few rows by primary key (the trigger-kept
+def call_counts(archive: Archive, run_id: str) -> CallCounts:
+    """Calls and attempts per status and the evaluations of a run, in one statement (one
+    snapshot, while a run writes) that reads a few rows by primary key (the trigger-kept
     ``run_call_counts``, ``run_status_counts`` and the run's row), whatever the run's size.
-    """
-    calls = evaluations = 0
-    wasted = dict.fromkeys(WASTE_REASONS, 0)
-    for source, status, n in archive.conn.execute(_CALL_COST_SQL, (run_id,)):
+    A run that does not exist counts nothing."""
+    calls: dict[str, int] = {}
+    attempts: dict[str, int] = {}
+    evaluations = 0
+    for source, status, n in archive.conn.execute(_COUNTS_SQL, (run_id,)):
         if source == "run":
             evaluations = n
-        elif source == "program":
-            wasted[status] = n
+        elif source == "attempt":
+            attempts[status] = n
         else:
-            calls += n
-            if status != "ok":
-                wasted["model_error"] += n
-    return CallCost(calls=calls, evaluations=evaluations, wasted=wasted)
+            calls[status] = n
+    return CallCounts(calls, attempts, evaluations)

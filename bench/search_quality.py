@@ -28,11 +28,11 @@ What a user pays for is a model call, so each run is also read per call: model r
 is the ``wasted`` column: what sloppy writing costs), and the migrations between islands.
 
 Read from each run's archive (``evoforge.open_archive``): the best score after 100, 300 and
-600 evaluations (``Archive.timeline().best_at``: evaluations in ``seq`` order, knob-tuning
-trials included, as the budget counts them); the share of attempts that were ``edit_error``
-and ``duplicate``; the occupied MAP-Elites cells over all islands; and, for each pair of
-seeds of one configuration, the share of their first 100 stored programs (by ``seq``, the seed
-left out) that both runs hold (program ids are content hashes). A high overlap means the
+600 evaluations (``evoforge.evolve.mining.timeline().best_at``: evaluations in ``seq`` order,
+knob-tuning trials included, as the budget counts them); the share of attempts that were
+``edit_error`` and ``duplicate``; the occupied MAP-Elites cells over all islands; and, for each
+pair of seeds of one configuration, the share of their first 100 stored programs (by ``seq``,
+the seed left out) that both runs hold (program ids are content hashes). A high overlap means the
 seeds explore the same programs: what a deterministic model plus a weak novelty filter gives.
 
 Output on stdout: one line per run, then one table: mean ± sd over the seeds per problem,
@@ -85,6 +85,7 @@ from pathlib import Path
 from _servers import start_server  # bench/ is on sys.path when run as a script
 
 import evoforge
+from evoforge.evolve import mining
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKERS = 2  # evaluations in flight; with 1, a run is reproducible (same seed, same run)
@@ -241,7 +242,7 @@ def read_run(
     with evoforge.open_archive(db) as archive:
         run = archive.latest_run()
         assert run is not None, f"no run in {db}"
-        timeline = archive.timeline(run.id)
+        timeline = mining.timeline(archive, run.id)
         best_at: dict[int, float | None] = {}
         for b in checkpoints:
             step = timeline.best_at(b) if b <= run.evaluations else None

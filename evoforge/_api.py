@@ -205,8 +205,9 @@ resume = _blocking(resume_async, "resume")
 
 
 def open_archive(db: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> Archive:
-    """The archive at ``db``, to mine: runs, top programs, Pareto fronts, lineages, diffs,
-    timelines (``archive.timeline(run_id)``) and failure groups.
+    """The archive at ``db``, to mine: runs, top programs, Pareto fronts, lineages and diffs;
+    :mod:`evoforge.evolve.mining` reads it for timelines
+    (``mining.timeline(archive, run_id)``), statistics and failure groups.
 
     Reading while a run writes is safe (SQLite WAL); ``read_only=True`` opens a connection
     that cannot write at all (as ``evoforge ui`` does). Use it as a context manager::

@@ -67,8 +67,8 @@ def status(run_id, db, as_json):
 
 
 def _status_row(archive, run) -> dict:
-    from evoforge.archive import call_cost, model_usage
-    from evoforge.evolve.mining import run_view
+    from evoforge.archive import model_usage
+    from evoforge.evolve.mining import call_cost, run_view
 
     view = run_view(archive, run)  # the spec may have moved: the run's own record says
     cells = view.num_cells
@@ -97,7 +97,7 @@ def _status_row(archive, run) -> dict:
         "tokens_in": run.tokens_in,
         "tokens_out": run.tokens_out,
         "cost_usd": run.cost_usd,
-        "models": [asdict(u) for u in model_usage(archive, run.id)],
+        "models": [u.to_dict() for u in model_usage(archive, run.id, improvements=True)],
         "cost": call_cost(archive, run.id).to_dict(),
     }
 

@@ -287,7 +287,7 @@ def failures(run_id, status, count, db, as_json):
         evoforge failures --status runtime_error -n 5
     """
     from evoforge.archive import Status
-    from evoforge.evolve.models import failed_calls_summary, model_failures
+    from evoforge.evolve.mining import failed_calls_summary, failure_groups, model_failures
 
     if status is not None:
         try:
@@ -300,7 +300,7 @@ def failures(run_id, status, count, db, as_json):
             ) from None
     with open_archive(db) as archive:
         run = run_or_latest(archive, run_id)
-        groups = archive.failure_groups(run.id, status=status)
+        groups = failure_groups(archive, run.id, status=status)
         total = archive.count_programs(run.id)
         calls = archive.llm_calls(run.id) if status is None else []
     failed = sum(g.count for g in groups)

@@ -25,6 +25,7 @@ from evoforge.evolve.mining import (
     run_stats,
     run_summary,
     run_view,
+    timeline as run_timeline,
 )
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def run_page(archive: Archive, run_id: str) -> dict[str, Any]:
     view = _view(archive, run)
 
     def compute() -> dict[str, Any]:
-        timeline = archive.timeline(run.id)
+        timeline = run_timeline(archive, run.id)
         stats = run_stats(archive, run, view=view, timeline=timeline)
         return {
             "title": run.id,
@@ -282,9 +283,9 @@ def failures_page(archive: Archive, run_id: str, status: str | None = None) -> d
             raise NotFound(f"{status!r} is not a failure status") from None
 
     def compute() -> dict[str, Any]:
-        from evoforge.evolve.models import failed_calls_summary, model_failures
+        from evoforge.evolve.mining import failed_calls_summary, failure_groups, model_failures
 
-        groups = archive.failure_groups(run.id, status=status)
+        groups = failure_groups(archive, run.id, status=status)
         counts = archive.status_counts(run.id)
         # calls that brought no program (no key, unknown model, outages), as `evoforge
         # failures` shows them; a status filter is about programs, so it leaves them out

@@ -7,15 +7,16 @@ from the same functions. Objective values are in the objective's own direction (
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from evoforge.archive import call_cost, call_usage
+from evoforge.archive import model_usage
+from evoforge.evolve.mining._timeline import timeline as run_timeline
+from evoforge.evolve.mining._usage import call_cost
 from evoforge.evolve.mining._view import RunView, run_view
 
 if TYPE_CHECKING:
-    from evoforge.archive import Archive, Improvement, RunInfo, Timeline
+    from evoforge.archive import Archive, RunInfo
+    from evoforge.evolve.mining._timeline import Improvement, Timeline
 
 STATUS_LABELS: dict[str, str] = {
     "duplicate": "copies or equivalents of programs of the run (not evaluated)",
@@ -76,7 +77,8 @@ def run_stats(
     needed more than an exact match, candidates the novelty filter rejected unevaluated).
 
     ``cost``: calls per evaluation and the calls wasted by reason
-    (:func:`~evoforge.archive.call_cost`; :func:`cost_text` writes it as one line).
+    (:func:`~evoforge.evolve.mining.call_cost`; :func:`~evoforge.evolve.mining.cost_text`
+    writes it as one line).
 
     ``novelty_rejected`` counts the candidates not evaluated as duplicates (status
     ``duplicate``: exact copies and what the novelty filter rejected); ``status_labels`` says
@@ -86,7 +88,7 @@ def run_stats(
     ``evoforge status`` reports it.
     """
     view = view or run_view(archive, run)
-    timeline = timeline or archive.timeline(run.id)
+    timeline = timeline or run_timeline(archive, run.id)
     cells = view.num_cells
     grid = archive.stats(run.id, num_cells=cells or 1)
     islands_count = int((run.config.get("islands") or {}).get("count") or 0)
@@ -102,7 +104,7 @@ def run_stats(
                 "migrations": state.migrations,
             }
         )
-    usage = call_usage(archive, run.id)
+    usage = model_usage(archive, run.id)  # without improvements: those join every call
     best = timeline.best[-1] if timeline.best else None
     statuses = archive.status_counts(run.id)
     matches = archive.edit_match_counts(run.id)
@@ -132,23 +134,9 @@ def run_stats(
         },
         "evaluations_per_minute": run.evaluations / minutes if minutes > 0 else None,
         "unpriced_calls": sum(u.unpriced for u in usage),
-        "models": [asdict(u) for u in usage],
+        "models": [u.to_dict() for u in usage],
         "cost": call_cost(archive, run.id).to_dict(),
     }
-
-
-def cost_text(cost: Mapping[str, Any]) -> str:
-    """What a run's calls bought, in one line (``evoforge status`` and ``stats`` print it),
-    from :meth:`CallCost.to_dict <evoforge.archive.CallCost.to_dict>`.
-
-    Example: ``calls 812 (1.35 per evaluation), wasted 212: duplicate 150, edit error 40,
-    syntax error 12, model error 10``.
-    """
-    per = cost["calls_per_evaluation"]
-    text = f"calls {cost['calls']} ({'—' if per is None else f'{per:.2f}'} per evaluation)"
-    reasons = [f"{k.replace('_', ' ')} {v}" for k, v in cost["wasted"].items() if v]
-    text += f", wasted {cost['wasted_calls']}"
-    return text + (": " + ", ".join(reasons) if reasons else "")
 
 
 def checkpoints(longest: int) -> list[int]:
@@ -164,7 +152,7 @@ def compare_runs(archive: Archive, runs: list[RunInfo]) -> dict[str, Any]:
     hosts that measure different things): their scores then mean different things.
     """
     views = [run_view(archive, run) for run in runs]
-    timelines = [archive.timeline(run.id) for run in runs]
+    timelines = [run_timeline(archive, run.id) for run in runs]
     primaries = {(v.primary.name, str(v.primary.direction)) if v.primary else None for v in views}
     longest = max((run.evaluations for run in runs), default=0)
     marks = checkpoints(longest)

@@ -7,8 +7,8 @@
   checked by :func:`check_model_string`, the one rule for every model string);
 - :class:`ModelPool` chooses among several (by weight, or UCB1 on improvement per unit cost)
   and declares an outage;
-- :func:`record_answer` and :func:`record_failure` write every attempt to the archive;
-- :func:`read_refusal` reads the window a server names when it refuses a prompt as too long.
+- :func:`record_answer` and :func:`record_failure` write every attempt to the archive (what
+  the failures mean, and their fixes, is :mod:`evoforge.evolve.mining`'s).
 
 litellm is imported on first use (it costs seconds), never at import of this package.
 
@@ -37,12 +37,6 @@ if TYPE_CHECKING:
         prepare as prepare,
         register_custom_provider as register_custom_provider,
     )
-    from evoforge.evolve.models._failures import (
-        ModelFailure as ModelFailure,
-        failed_calls_summary as failed_calls_summary,
-        failure_hint as failure_hint,
-        model_failures as model_failures,
-    )
     from evoforge.evolve.models._policy import POLICIES as POLICIES, Policy as Policy
     from evoforge.evolve.models._pool import (
         ModelOutage as ModelOutage,
@@ -52,10 +46,6 @@ if TYPE_CHECKING:
     from evoforge.evolve.models._redact import (
         RedactingFilter as RedactingFilter,
         install_log_redaction as install_log_redaction,
-    )
-    from evoforge.evolve.models._refusal import (
-        ContextRefusal as ContextRefusal,
-        read_refusal as read_refusal,
     )
     from evoforge.evolve.models._retry import (
         KINDS as KINDS,

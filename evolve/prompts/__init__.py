@@ -28,10 +28,7 @@ if TYPE_CHECKING:
         short_diff as short_diff,
     )
     from evoforge.evolve.prompts._editable import editable_note as editable_note
-    from evoforge.evolve.prompts._memory import (
-        OptimizationMemory as OptimizationMemory,
-        failure_reason as failure_reason,
-    )
+    from evoforge.evolve.prompts._memory import OptimizationMemory as OptimizationMemory
     from evoforge.evolve.prompts._messages import (
         CURRENT_PROGRAM_HEADING as CURRENT_PROGRAM_HEADING,
         INSPIRATION_HEADING as INSPIRATION_HEADING,

@@ -23,13 +23,13 @@ digest is the same either way; one that cannot be used (another version, edited)
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from evoforge.archive import ArchiveError, Status, attempt_outcomes
 from evoforge.base.settings import ConfigError
+from evoforge.evolve.mining import failure_reason
 
 if TYPE_CHECKING:
     from evoforge.archive import Archive, AttemptOutcome
@@ -37,11 +37,10 @@ if TYPE_CHECKING:
 
 _TOP_IMPROVEMENTS = 3  # changes shown with their diff
 _TOP_FAILURES = 5  # failure reasons listed
-_REASON_CHARS = 100
 _PAGE = 2048  # attempts read per query
-_DIGITS = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-_STATE_VERSION = 1  # of the checkpoint's JSON; another version is ignored (rebuilt)
+# of the checkpoint's JSON; another version is ignored (rebuilt). 2: failure reasons mask
+# numbers as "#" (evoforge.evolve.mining.mask_numbers), no longer as "N".
+_STATE_VERSION = 2
 
 
 @dataclass
@@ -135,16 +134,6 @@ class _State:
             )
         except (ValueError, TypeError, KeyError, AttributeError):
             return None
-
-
-def failure_reason(error: str | None) -> str:
-    """A failure's error reduced to its kind: first line, before any ``;``, numbers as ``N``
-    and quoted text as ``'…'``, so the same mistake at different places counts once."""
-    if not error or not error.strip():
-        return "no error message"
-    line = error.strip().split("\n", 1)[0].split(";", 1)[0]
-    line = _DIGITS.sub("N", _QUOTED.sub("'…'", line)).strip()
-    return line[:_REASON_CHARS]
 
 
 class OptimizationMemory:

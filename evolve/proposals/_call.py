@@ -25,13 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evoforge.evolve.mining import read_refusal
 from evoforge.evolve.models import (
     Attempt,
     Completion,
     ModelError,
     ModelSpec,
     complete,
-    read_refusal,
 )
 from evoforge.evolve.prompts import PromptLimit
 from evoforge.evolve.proposals import _calibration as calibration

@@ -5,11 +5,12 @@ streak of attempts that produced nothing evaluable."""
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from evoforge.evolve.mining import mask_numbers
 
 if TYPE_CHECKING:
     from evoforge.evolve.config import RunConfig
@@ -25,7 +26,6 @@ REPEATED_UNSENT = 25
 stops: they cost no call, and the next parent or context may fit, so one bad stretch must not
 end a run; 25 in a row say that nothing fits."""
 _HEALS = frozenset({"rate_limit", "server", "connection", "timeout", "empty"})
-_NUMBER = re.compile(r"\d+(\.\d+)?")
 
 
 @dataclass(frozen=True)
@@ -66,12 +66,12 @@ class Budgets:
         if kind in _HEALS:
             self.repeated, self.repeats = None, 0
             return
-        same = (model, kind, _NUMBER.sub("N", message))
+        same = (model, kind, mask_numbers(message))
         self.repeats = self.repeats + 1 if same == self.repeated else 1
         self.repeated = same
         limit = REPEATED_ERROR if sent else REPEATED_UNSENT
         if self.repeats >= limit and not self._repeated_line:
-            from evoforge.evolve.models import failure_hint
+            from evoforge.evolve.mining import failure_hint
 
             fix = failure_hint(kind, message) or "fix the cause above"
             said = " ".join(message.split())[:400]

@@ -207,7 +207,7 @@ def _check_seeded(archive: Archive, run: RunInfo) -> None:
     seed = next(archive.programs(run.id), None)
     if seed is None or seed.status == "ok" or archive.count_programs(run.id, "ok"):
         return
-    from evoforge.archive import failure_message
+    from evoforge.evolve.mining import failure_message
     from evoforge.evolve.run._controller import shorten
 
     raise ConfigError(

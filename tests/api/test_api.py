@@ -14,6 +14,7 @@ import pytest
 import evoforge
 from evoforge import ArchiveError, ConfigError
 from evoforge.archive import Archive
+from evoforge.evolve import mining
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
 
 
@@ -139,7 +140,7 @@ def test_open_archive_reads_and_never_creates(tiny, tmp_path):
     with evoforge.open_archive(tmp_path / "m.db") as archive:
         assert [r.id for r in archive.runs()] == [result.run_id]
     with evoforge.open_archive(tmp_path / "m.db", read_only=True) as archive:
-        assert archive.read_only and archive.timeline(result.run_id).best
+        assert archive.read_only and mining.timeline(archive, result.run_id).best
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             archive.conn.execute("DELETE FROM runs")
 

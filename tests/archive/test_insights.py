@@ -1,7 +1,10 @@
-"""Mining queries: timeline, failure groups, lineage tree, call usage, run prefixes, read-only."""
+"""Read queries: a run's failed attempts and attempts in order, lineage tree, model usage and
+call counts, run prefixes, read-only archives. What they mean is tested with
+:mod:`evoforge.evolve.mining` (tests/evolve/test_mining_reads.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 
 import pytest
@@ -10,106 +13,40 @@ from evoforge.archive import (
     Archive,
     ArchiveError,
     Status,
-    call_usage,
-    failure_message,
-    signature,
+    call_counts,
+    failure_rows,
+    ids_by_seq,
+    model_usage,
+    timeline_rows,
 )
-from evoforge.archive._timeline import bucket_width
 from tests.archive.conftest import build_program, new_run
 
 
-def test_timeline_counts_evaluations_and_keeps_successive_bests(archive, run_id, make_program):
-    specs = [  # (status, score, island)
-        (Status.OK, 1.0, 0),
-        (Status.EDIT_ERROR, None, 1),  # costs no evaluation
-        (Status.OK, 0.5, 1),  # island 1's first best, not the run's
-        (Status.RUNTIME_ERROR, None, 0),
-        (Status.OK, 2.0, 1),  # the run's and island 1's
-        (Status.OK, 2.0, 0),  # ties the run's best: not an improvement of the run
-        (Status.SYNTAX_ERROR, None, 0),
-        (Status.OK, 3.0, 0),
-    ]
-    for seq, (status, score, island) in enumerate(specs):
-        make_program(status=status, score=score, island=island, created_at=100.0 + 7 * seq)
-    timeline = archive.timeline(run_id)
-    assert [(s.evaluation, s.seq, s.score) for s in timeline.best] == [
-        (1, 0, 1.0), (4, 4, 2.0), (6, 7, 3.0),
-    ]  # fmt: skip
-    assert [(s.seq, s.score) for s in timeline.islands[0]] == [(0, 1.0), (5, 2.0), (7, 3.0)]
-    assert [(s.seq, s.score) for s in timeline.islands[1]] == [(2, 0.5), (4, 2.0)]
-    ids = dict(archive.conn.execute("SELECT seq, id FROM programs WHERE run_id = ?", (run_id,)))
-    assert all(s.program_id == ids[s.seq] for s in timeline.best)
-    assert timeline.best_at(3).score == 1.0 and timeline.best_at(0) is None
-    # 49 s of attempts: 5 s buckets; statuses and evaluations per bucket add up
-    assert timeline.bucket_s == 5.0
-    assert sum(sum(b.statuses.values()) for b in timeline.buckets) == len(specs)
-    assert sum(b.evaluations for b in timeline.buckets) == 6
-    assert (timeline.first_at, timeline.last_at) == (100.0, 149.0)
-
-
-def test_timeline_counts_knob_tuning_trials_as_evaluations(archive, run_id, make_program):
-    make_program(score=1.0)
-    make_program(score=2.0, evaluations=9)  # 8 tuning trials of the budget, then stored
-    make_program(score=3.0)
-    timeline = archive.timeline(run_id)
-    assert [(s.evaluation, s.score) for s in timeline.best] == [(1, 1.0), (10, 2.0), (11, 3.0)]
-    assert sum(b.evaluations for b in timeline.buckets) == 11
-    assert archive.get_program(run_id, timeline.best[1].program_id).evaluations == 9
-
-
-def test_timeline_of_an_empty_or_missing_run(archive, run_id):
-    empty = archive.timeline(run_id)
-    assert empty.best == () and empty.buckets == () and empty.first_at is None
-    with pytest.raises(ArchiveError, match="no run 'nope'"):
-        archive.timeline("nope")
-
-
-@pytest.mark.parametrize(
-    ("span", "width"),
-    [(0, 5), (599, 5), (600, 10), (3600, 60), (86400, 900), (864000, 10800), (8640000, 86400)],
-)
-def test_bucket_width_keeps_at_most_120_buckets(span, width):
-    assert bucket_width(span) == width
-    assert span / width < 120 or width >= 86400
-
-
-def test_failure_groups_mask_numbers_and_count(archive, run_id, make_program):
-    errors = [
-        (Status.INCORRECT, "circles 3 and 7 overlap by 1.2e-03"),
-        (Status.INCORRECT, "circles 5 and 9 overlap by 4.0e-04"),
-        (Status.INCORRECT, "circle 2 sticks out of the left side of the square by 1e-2"),
-        (Status.RUNTIME_ERROR, "IndexError: index 30 is out of bounds for axis 0 with size 26"),
-        (Status.TIMEOUT, None),  # no error artifact: the traceback's last line
-    ]
+def test_failure_rows_count_equal_errors_together(archive, run_id, make_program):
     make_program()  # an ok one, never a failure
-    for status, error in errors:
-        traceback = "Traceback\n  x\nTimeoutError: 5 s"
-        artifacts = {"error": error} if error else {"traceback": traceback}
-        make_program(status=status, artifacts=artifacts)
-    groups = archive.failure_groups(run_id)
-    found = {(g.status, g.signature): g.count for g in groups}
-    assert found == {
-        ("incorrect", "circles # and # overlap by #"): 2,
-        ("incorrect", "circle # sticks out of the left side of the square by #"): 1,
-        ("runtime_error", "IndexError: index # is out of bounds for axis # with size #"): 1,
-        ("timeout", "TimeoutError: # s"): 1,
-    }
-    first = groups[0]
-    assert (first.count, first.example, first.first_seq, first.last_seq) == (
-        2, "circles 5 and 9 overlap by 4.0e-04", 1, 2,
-    )  # fmt: skip
-    assert archive.get_program(run_id, first.example_id).seq == 2
-    only = archive.failure_groups(run_id, status="runtime_error")
-    assert [g.status for g in only] == ["runtime_error"]
-    with pytest.raises(ValueError, match="status 'ok' is not one"):
-        archive.failure_groups(run_id, status="ok")
+    for seq_error in ("overlap by 1e-3", "overlap by 1e-3", "overlap by 2e-3"):
+        make_program(status=Status.INCORRECT, artifacts={"error": seq_error})
+    make_program(status=Status.TIMEOUT, artifacts={"traceback": "Traceback\nTimeoutError"})
+    rows = sorted(failure_rows(archive, run_id), key=lambda r: r.first_seq)
+    assert [(r.status, dict(r.artifacts), r.count, r.first_seq, r.last_seq) for r in rows] == [
+        ("incorrect", {"error": "overlap by 1e-3"}, 2, 1, 2),
+        ("incorrect", {"error": "overlap by 2e-3"}, 1, 3, 3),
+        ("timeout", {"traceback": "Traceback\nTimeoutError"}, 1, 4, 4),  # no error: its own row
+    ]
+    assert [r.status for r in failure_rows(archive, run_id, status="timeout")] == ["timeout"]
+    ids = ids_by_seq(archive, run_id, [1, 4])
+    assert {archive.get_program(run_id, ids[seq]).seq for seq in (1, 4)} == {1, 4}
 
 
-def test_failure_message_and_signature():
-    assert failure_message({"error": "  a\n  b "}) == "a b"
-    assert failure_message({"stderr": "x\nlast line"}) == "last line"
-    assert failure_message({}) == "(no message)"
-    assert signature("x1 at 0x1f: -3.5e+10 and v2") == "x1 at #: # and v2"
+def test_timeline_rows_are_the_attempts_in_seq_order(archive, run_id, make_program):
+    make_program(score=1.0, island=1, created_at=10.0)
+    make_program(status=Status.EDIT_ERROR, created_at=11.0)
+    make_program(score=2.0, evaluations=3, created_at=12.0)
+    assert list(timeline_rows(archive, run_id)) == [
+        (0, "ok", 1, 1.0, 10.0, 1), (1, "edit_error", 0, None, 11.0, 1), (2, "ok", 0, 2.0, 12.0, 3),
+    ]  # fmt: skip
+    with pytest.raises(ArchiveError, match="no run 'nope'"):
+        timeline_rows(archive, "nope")
 
 
 def test_lineage_tree_has_ancestors_self_and_nearest_descendants(archive, run_id, make_program):
@@ -134,7 +71,7 @@ def test_lineage_tree_has_ancestors_self_and_nearest_descendants(archive, run_id
         archive.lineage_tree(run_id, "0" * 16)
 
 
-def test_call_usage_per_model(archive, run_id):
+def test_model_usage_per_model(archive, run_id):
     calls = [
         ("a", "ok", 10, 2, 0.01), ("a", "ok", 20, 3, None), ("a", "retry", None, None, None),
         ("b", "error", None, None, None),
@@ -144,13 +81,21 @@ def test_call_usage_per_model(archive, run_id):
             run_id, seq=seq, model=model, latency_s=1.0 + seq, status=status,
             prompt_tokens=tokens_in, completion_tokens=tokens_out, cost_usd=cost,
         )  # fmt: skip
-    a, b = call_usage(archive, run_id)
+    a, b = model_usage(archive, run_id)
     assert (a.model, a.calls, a.retries, a.errors, a.tokens_in, a.tokens_out) == (
         "a", 2, 1, 0, 30, 5,
     )  # fmt: skip
     assert (a.cost_usd, a.unpriced, a.mean_latency_s) == (0.01, 1, 1.5)
     assert (b.calls, b.errors, b.cost_usd, b.mean_latency_s) == (0, 1, None, None)
+    assert a.improvements is None and "improvements" not in a.to_dict()
+    counted = model_usage(archive, run_id, improvements=True)
+    assert [u.improvements for u in counted] == [0, 0]  # no call made a child here
+    assert [dataclasses.replace(u, improvements=None) for u in counted] == [a, b]
     assert [c.seq for c in archive.llm_calls(run_id, seq=1)] == [1]
+    counts = call_counts(archive, run_id)
+    assert (counts.calls, counts.attempts, counts.evaluations) == (
+        {"ok": 2, "retry": 1, "error": 1}, {}, 0,
+    )  # fmt: skip
 
 
 def test_find_run_by_prefix(archive, problem):
@@ -244,7 +189,7 @@ def test_read_only_archive_of_an_older_schema_reads_programs_as_one_evaluation_e
             "m007_search_quality", "m008_repository_files",
         )  # fmt: skip
         assert reader.memory_state(run, 50) is None
-        assert [s.evaluation for s in reader.timeline(run).best] == [1, 2, 3]
+        assert [row[-1] for row in timeline_rows(reader, run)] == [1, 1, 1]  # evaluations
         assert [p.evaluations for p in reader.top(run, 3)] == [1, 1, 1]
         assert {(p.edit_match, p.prompt_variant) for p in reader.top(run, 3)} == {(None, None)}
         assert reader.count_programs(run) == 3 and reader.runs()[0].id == run

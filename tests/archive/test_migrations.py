@@ -257,7 +257,7 @@ def test_archive_before_m009_counts_every_duplicate_and_its_calls(tmp_path: Path
     """A run recorded before m009 counted only exact copies in ``runs.duplicates`` and kept
     no call counts: both are brought up to its rows; its islands start counting evaluations
     since migration at 0; calls recorded afterwards are counted by the trigger."""
-    from evoforge.archive import call_cost
+    from evoforge.archive import call_counts
 
     path = tmp_path / "m008.db"
     db = sqlite_utils.Database(path)
@@ -283,20 +283,18 @@ def test_archive_before_m009_counts_every_duplicate_and_its_calls(tmp_path: Path
         db.execute(statement)
     db.close()
     with Archive(path, read_only=True) as reader:  # not migrated: views stand in
-        assert call_cost(reader, run_id).calls == 4
+        assert call_counts(reader, run_id).calls == {"ok": 3, "retry": 1}
         assert reader.island_state(run_id, 0).evals_since_migration == 0
     with Archive(path) as archive:
         assert migrations.pending(archive.db) == []
         assert archive.run(run_id).duplicates == 3
         state = archive.island_state(run_id, 0)
         assert (state.migrations, state.evals_since_migration) == (2, 0)
-        cost = call_cost(archive, run_id)
-        assert (cost.calls, cost.evaluations) == (4, 1)
-        assert cost.wasted == {
-            "duplicate": 3, "edit_error": 0, "syntax_error": 0, "model_error": 1,
-        }  # fmt: skip
+        counts = call_counts(archive, run_id)
+        assert (counts.calls, counts.evaluations) == ({"ok": 3, "retry": 1}, 1)
+        assert counts.attempts == {"duplicate": 3, "ok": 1}
         archive.record_llm_call(run_id, seq=4, model="m", latency_s=0.1, status="error")
-        assert call_cost(archive, run_id).wasted["model_error"] == 2
+        assert call_counts(archive, run_id).calls == {"ok": 3, "retry": 1, "error": 1}
 
 
 def test_file_from_a_newer_evoforge_is_refused(tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ def test_status_reports_each_models_calls_tokens_and_cost(tiny):
     problem, db = tiny
     run, _ = asyncio.run(start_run(_config(problem, token_budget=10 * TOKENS_PER_CALL), db))
     with Archive(db) as archive:
-        (usage,) = model_usage(archive, run.id)
+        (usage,) = model_usage(archive, run.id, improvements=True)
         calls = archive.llm_calls(run.id)
     assert usage.model == "scripted/distinct"
     assert (usage.calls, usage.retries, usage.errors, usage.unpriced) == (10, 0, 0, 0)

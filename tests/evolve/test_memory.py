@@ -10,8 +10,9 @@ import pytest
 from evoforge.archive import Archive
 from evoforge.evaluators import Status
 from evoforge.evolve import ConfigError
+from evoforge.evolve.mining import failure_reason
 from evoforge.evolve.prompts import _memory
-from evoforge.evolve.prompts._memory import OptimizationMemory, failure_reason
+from evoforge.evolve.prompts._memory import OptimizationMemory
 from evoforge.problems import Direction, Objective
 from tests.evolve.run_history import PROBLEM, SEED, History, variant
 
@@ -77,8 +78,8 @@ def test_digest_reports_improvements_kinds_and_failure_reasons(history: History)
     assert "By model" not in text  # one model says nothing a kind does not
     failures = text.split("Most common failures:\n", 1)[1].split("\nLargest", 1)[0].split("\n")
     assert failures == [
-        "- runtime_error x2: IndexError: index N is out of bounds for axis N with size N",
-        "- edit_error x1: block N: its SEARCH text was not found (first line: '…')",
+        "- runtime_error x2: IndexError: index # is out of bounds for axis # with size #",
+        "- edit_error x1: block #: its SEARCH text was not found (first line: '…')",
     ]
     best = text.split("Largest improvements of score (maximize) over the parent:\n", 1)[1]
     assert best.startswith("1. seq 1 (diff, offline/mutator): score 1 -> 3\n```diff\n")
@@ -122,7 +123,7 @@ def test_same_archive_same_digest_for_a_fresh_or_a_following_memory(history: His
         history.archive, history.run_id, PROBLEM, 2106
     )
     assert incremental == fresh
-    assert "(2107 attempts)" in fresh and "- timeout x2100: timed out after N s" in fresh
+    assert "(2107 attempts)" in fresh and "- timeout x2100: timed out after # s" in fresh
 
 
 def test_a_memory_rebuilt_later_writes_what_the_run_saw_at_its_last_refresh(
@@ -189,8 +190,8 @@ def test_a_new_session_reads_only_what_came_after_the_checkpoint(
     "edit",
     [
         "state_json = 'not json'",
-        'state_json = \'{"version": 1, "kinds": 3}\'',
-        "state_json = replace(state_json, '\"version\": 1', '\"version\": 99')",
+        'state_json = \'{"version": 2, "kinds": 3}\'',
+        "state_json = replace(state_json, '\"version\": 2', '\"version\": 99')",
         'state_json = replace(state_json, \'"best": [\', \'"best": [["x"], \')',
         "epoch = 5000",  # a checkpoint past the refresh asked for is not used
     ],
@@ -257,8 +258,8 @@ def test_another_run_starts_over(tmp_path: Path) -> None:
     [
         (None, "no error message"),
         ("  \n", "no error message"),
-        ("ValueError: bad 3.5e-07 at 12\nTraceback ...", "ValueError: bad N at N"),
-        ("circles 3 and 7 overlap by 0.01; shrink them", "circles N and N overlap by N"),
+        ("ValueError: bad 3.5e-07 at 12\nTraceback ...", "ValueError: bad # at #"),
+        ("circles 3 and 7 overlap by 0.01; shrink them", "circles # and # overlap by #"),
         ('KeyError: "radius"', "KeyError: '…'"),
         ("x" * 500, "x" * 100),
     ],

@@ -14,8 +14,9 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from evoforge.archive import Status, failure_message
+from evoforge.archive import Status
 from evoforge.evolve.cli import cli
+from evoforge.evolve.mining import failure_message
 
 pytestmark = pytest.mark.slow
 

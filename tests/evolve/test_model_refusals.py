@@ -21,7 +21,7 @@ from evoforge.evolve import RunConfig, Snapshot, start_run
 from evoforge.evolve.checks._syntax import check_syntax
 from evoforge.evolve.checks._warnings import quiet_candidate_warnings
 from evoforge.evolve.cli import cli
-from evoforge.evolve.models import failure_hint
+from evoforge.evolve.mining import failure_hint
 from evoforge.evolve.proposals import _calibration
 from evoforge.evolve.run._endings import REPEATED_ERROR, REPEATED_UNSENT, Budgets
 from evoforge.evolve.run._progress import LiveProgress

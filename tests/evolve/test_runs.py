@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from evoforge.archive import Archive, call_cost, program_id
+from evoforge.archive import Archive, program_id
 from evoforge.evaluators import Status
 from evoforge.evolve import ConfigError, RunConfig, SeedError, resume_run, start_run
+from evoforge.evolve.mining import call_cost
 from evoforge.islands import IslandConfig
 from evoforge.plugins import pm
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC

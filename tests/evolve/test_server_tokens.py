@@ -12,7 +12,8 @@ import dataclasses
 
 import pytest
 
-from evoforge.evolve.models import ModelSpec, RetryPolicy, read_refusal
+from evoforge.evolve.mining import read_refusal
+from evoforge.evolve.models import ModelSpec, RetryPolicy
 from evoforge.evolve.prompts import PromptConfig
 from evoforge.evolve.proposals import ProposalRequest, ProposalSetup, _calibration, propose
 from evoforge.evolve.proposals._window import margin_tokens

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from evoforge.archive import LlmCall
 from evoforge.evolve.cli import cli
-from evoforge.evolve.models import ModelOutage, ModelPool, model_failures
+from evoforge.evolve.mining import model_failures
+from evoforge.evolve.models import ModelOutage, ModelPool
 from tests.conftest import TRIVIAL_SEED, TRIVIAL_SPEC
 
 MISSING = "EVOFORGE_TEST_KEY_THAT_IS_NEVER_SET"

@@ -2,8 +2,9 @@
 
 A run whose models cannot be reached stores no failed *program*: each failed call is a row of
 ``llm_calls`` (:func:`~evoforge.evolve.models.record_failure`). This reads those rows back for
-``evoforge failures``, so "0 of 1 attempts failed" never hides 200 calls refused for a missing
-key.
+``evoforge failures`` and the dashboard, so "0 of 1 attempts failed" never hides 200 calls
+refused for a missing key. :func:`failure_hint` is also the fix a run names when it stops on
+a model error that repeats.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from evoforge.evolve.models._refusal import read_refusal
+from evoforge.evolve.mining._failures import mask_numbers
+from evoforge.evolve.mining._refusal import read_refusal
 
 if TYPE_CHECKING:
     from evoforge.archive import LlmCall
 
-_NUMBER = re.compile(r"\d+(\.\d+)?")
+# the words of ModelSpec.read_api_key (evoforge.evolve.models), which the client stores
 _MISSING_KEY = re.compile(r"environment variable (\w+) \(its api_key_env\) is (not set|empty)")
 _NO_KEY = "Missing credentials"  # the OpenAI SDK's words when no key was set
 _KEY_VARIABLE = re.compile(r"\b([A-Z][A-Z0-9_]*_API_KEY)\b")
@@ -57,7 +59,7 @@ def model_failures(calls: Iterable[LlmCall]) -> list[ModelFailure]:
         if call.status != "error":
             continue
         kind = call.error_kind or "other"
-        key = (kind, call.model, _NUMBER.sub("N", call.error or ""))
+        key = (kind, call.model, mask_numbers(call.error or ""))
         groups.setdefault(key, []).append(call)
     out = [
         ModelFailure(

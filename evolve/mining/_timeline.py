@@ -1,8 +1,9 @@
 """A run's history: its best score over evaluations, and what its attempts did over time.
 
-What the dashboard's run page and ``evoforge stats`` plot. It reads the run's entries of
-``idx_programs_timeline`` (run_id, seq, status, island, score, created_at) and nothing else:
-one pass, about 0.1 to 0.3 s for a run of 100k attempts (``bench/dashboard_load.py``).
+What the dashboard's run page, ``evoforge stats`` and ``evoforge compare`` plot. It reads the
+run's attempts in ``seq`` order (:func:`~evoforge.archive.timeline_rows`, the entries of
+``idx_programs_timeline``) and nothing else: one pass, about 0.1 to 0.3 s for a run of 100k
+attempts (``bench/dashboard_load.py``).
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evoforge.archive._outcome import Status
+from evoforge.archive import Status, ids_by_seq, timeline_rows
 
 if TYPE_CHECKING:
-    from evoforge.archive._archive import Archive
+    from evoforge.archive import Archive
 
 # Bucket widths in seconds, from which the smallest giving at most MAX_BUCKETS is chosen.
 _WIDTHS = (5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
@@ -60,7 +61,7 @@ class Bucket:
 
 @dataclass(frozen=True)
 class Timeline:
-    """A run's progress (see :meth:`Archive.timeline`).
+    """A run's progress (see :func:`timeline`).
 
     Attributes:
         best: the run's successive bests: each program that beat every earlier one.
@@ -101,16 +102,15 @@ def bucket_width(span_s: float) -> float:
 
 
 def timeline(archive: Archive, run_id: str) -> Timeline:
-    """See :meth:`Archive.timeline`."""
-    if not archive._run_exists(run_id):
-        raise archive._no_run(run_id)
-    # One pass over the run's entries of idx_programs_timeline, in seq order: this plain loop
-    # is faster than SQLite's window functions here (they sort for PARTITION BY).
-    rows = archive.conn.execute(
-        "SELECT seq, status, island, score, created_at, evaluations FROM programs "
-        "WHERE run_id = ? ORDER BY seq",
-        (run_id,),
-    )
+    """The run's successive bests (overall and per island) by evaluation, and its attempts
+    per status in time buckets: what its progress charts show.
+
+    Raises:
+        ArchiveError: there is no such run.
+    """
+    rows = timeline_rows(archive, run_id)
+    # One pass in seq order: this plain loop is faster than SQLite's window functions here
+    # (they sort for PARTITION BY).
     evaluated = {str(s) for s in Status if s.evaluated}
     evaluation = 0
     run_best: float | None = None
@@ -180,18 +180,3 @@ def _buckets(
             )
         )
     return width, tuple(found)
-
-
-def ids_by_seq(archive: Archive, run_id: str, seqs: list[int]) -> dict[int, str]:
-    """Program ids of some attempts of a run: one probe of ``idx_programs_seq`` each."""
-    ids: dict[int, str] = {}
-    for start in range(0, len(seqs), 500):
-        chunk = seqs[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        ids.update(
-            archive.conn.execute(
-                f"SELECT seq, id FROM programs WHERE run_id = ? AND seq IN ({marks})",
-                (run_id, *chunk),
-            ).fetchall()
-        )
-    return ids
