@@ -65,14 +65,14 @@ def failure_rows(
         else:
             without_error.add(failed)  # the message is in another artifact
     for failed in sorted(without_error):
-        rows = archive.conn.execute(
+        unlabelled = archive.conn.execute(
             "SELECT seq, artifacts_json FROM programs WHERE run_id = ? AND status = ? "
             "AND trim(coalesce(json_extract(artifacts_json, '$.error'), '')) = ''",
             (run_id, failed),
         )
         found += [
             FailureRows(Status(failed), jsonio.loads(artifacts_json), 1, seq, seq)
-            for seq, artifacts_json in rows
+            for seq, artifacts_json in unlabelled
         ]
     return found
 
