@@ -4,7 +4,8 @@ Its subpackages are floors, each importing only the floors below it (lowest firs
 ``tests/packaging/test_layers.py`` checks it):
 
 1. :mod:`~evoforge.evolve.checks` (a candidate's syntax and names) and
-   :mod:`~evoforge.evolve.mining` (reading a run back: statistics, failures, export);
+   :mod:`~evoforge.evolve.mining` (reading a run back: statistics, timelines, failures and
+   their fixes, what the calls bought, export: what the archive's rows and counts mean);
 2. the mutation side's leaves: :mod:`~evoforge.evolve.models` (the model client, litellm),
    :mod:`~evoforge.evolve.prompts`, :mod:`~evoforge.evolve.edits`;
 3. :mod:`~evoforge.evolve.offline` (the offline mutation model) and
