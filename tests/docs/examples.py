@@ -166,6 +166,9 @@ def setup_page(namespace: dict[str, Any]) -> None:
     os.environ["HOME"] = str(folder / "home")
     os.environ.pop("EVOFORGE_DB", None)  # the default, ./evoforge.db, is in the page's folder
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # litellm's price map from disk
+    for who in ("AUTHOR", "COMMITTER"):  # git commits in a fresh HOME: a reader has a name
+        os.environ[f"GIT_{who}_NAME"] = "evoforge docs"
+        os.environ[f"GIT_{who}_EMAIL"] = "docs@example.invalid"
     bin_dir = str(Path(sys.executable).parent)  # the `evoforge` command of this environment
     os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
     os.chdir(folder)
