@@ -222,13 +222,19 @@ def run_block(example: Example, block: Block, where: str) -> None:
         return
     if block.language in NOT_RUN:
         return
-    run_pending_problems(page, mentioned_in=block.source)
     if block.language == "python":
+        run_pending_problems(page, mentioned_in=block.source)
         source = cut_budgets(block.source)
         code = compile("\n" * (block.line) + source, example.path, "exec")
-        exec(code, example.namespace)
-    else:
-        run_shell(block, where)
+        try:
+            exec(code, example.namespace)
+        except Exception:  # an assert in the block too: the block's failure, with its traceback
+            raise AssertionError(f"{where}: the block raised\n{traceback.format_exc()}") from None
+        return
+    script = "\n".join(shell_lines(block.source, where))
+    if script.strip():  # not only install steps
+        run_pending_problems(page, mentioned_in=block.source)
+        run_shell(script, where)
 
 
 def check_page(example: Example) -> None:
@@ -294,8 +300,7 @@ def run_pending_problems(page: Page, mentioned_in: str, last: bool = False) -> N
         assert result.evaluations >= 1, f"{folder.name}: nothing was evaluated ({result.status})"
 
 
-def run_shell(block: Block, where: str) -> None:
-    script = "\n".join(shell_lines(block.source, where))
+def run_shell(script: str, where: str) -> None:
     done = subprocess.run(
         ["bash", "-e", "-o", "pipefail", "-c", script],
         capture_output=True,
