@@ -61,7 +61,11 @@ RUN = {"python", "bash"}
 PARSED = {"python", "bash", "toml", "yaml", "text", "c", "cpp", "rust", "diff"}
 
 FENCES = RawFencedCodeBlockLexer(info_pattern=re.compile(r"(?P<info>[^\n]*)\n"))
-INFO = re.compile(r'^(?P<language>[\w+-]*)\s*(?:title="(?P<title>[^"]+)")?\s*$')
+# ```python title="path" or, where ruff format must leave the block alone (a snippet line is
+# not Python), ```{.python title="path"}
+INFO = re.compile(
+    r'^(?P<brace>\{\.)?(?P<language>[\w+-]*)\s*(?:title="(?P<title>[^"]+)")?\s*(?(brace)\})$'
+)
 DIRECTIVE = re.compile(r"<!--\s*(?P<name>skip|requires):\s*(?P<arguments>.*?)\s*-->\s*$")
 SNIPPET = re.compile(r'^(?P<indent>\s*)--8<--\s+"(?P<path>[^"]+)"\s*$', re.M)
 BUDGET = re.compile(r"(?<![\w-])(?P<key>--budget[ =]|budget ?= ?)(?P<n>\d+)\b")

@@ -1,5 +1,5 @@
-"""What a native problem may leave out: ``evaluate`` (scored as measured, so the documentation's
-example, docs/native.md, runs as written) and ``hot_functions`` (llvm-mca analyses the EVOLVE-BLOCK's
+"""What a native problem may leave out: ``evaluate`` (scored as measured, so the example of
+docs/native.md runs as written) and ``hot_functions`` (llvm-mca analyses the EVOLVE-BLOCK's
 functions, or what inlining left of them, and says which)."""
 
 from __future__ import annotations
