@@ -26,6 +26,7 @@ def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
 def reference() -> str:
     """Markdown: the group's help, then one section per command, in ``list_commands`` order."""
     os.environ["EVOFORGE_PLUGINS"] = ""  # the built-ins only, whatever else is installed here
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch prices
     from evoforge.evolve.cli import cli
     from evoforge.plugins import load_plugins, pm
 
