@@ -53,7 +53,7 @@ class NativeEvaluator(Evaluator):
     name: ClassVar[str] = "native"
     targets: ClassVar[tuple[str, ...]] = ("cpu",)
     # a native spec's objectives are its measure's metrics: scored as measured unless the spec
-    # says otherwise (the README's example defines no evaluate)
+    # says otherwise (docs/native.md's example defines no evaluate)
     default_scorers: ClassVar[Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
         "evaluate": as_measured,
         "evaluate_held_out": as_measured,

@@ -1,5 +1,5 @@
-"""What a native problem may leave out: ``evaluate`` (scored as measured, so the README's
-example runs as written) and ``hot_functions`` (llvm-mca analyses the EVOLVE-BLOCK's
+"""What a native problem may leave out: ``evaluate`` (scored as measured, so the example of
+docs/native.md runs as written) and ``hot_functions`` (llvm-mca analyses the EVOLVE-BLOCK's
 functions, or what inlining left of them, and says which)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from evoforge.evaluators.native._hot import (
 from evoforge.evaluators.native._jobs import compile_job
 from evoforge.problems import ProblemSpecError, load_problem
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+NATIVE_PAGE = Path(__file__).resolve().parents[2] / "docs" / "native.md"
 
 SEED = """\
 #include <iostream>
@@ -47,43 +47,41 @@ int main() {
 """
 
 
-def readme_native_example() -> str:
-    """The first Python block of the README's section on native programs, as it stands."""
-    text = README.read_text()
-    section = text[text.index("## Native programs") :]
-    found = re.search(r"```python\n(.*?)```", section, re.S)
-    assert found, "the README's native section has no ```python block"
+def documented_native_example() -> str:
+    """The first Python block of the documentation's page on native programs, as it stands."""
+    found = re.search(r"```python[^\n]*\n(.*?)```", NATIVE_PAGE.read_text(), re.S)
+    assert found, "docs/native.md has no ```python block"
     return found.group(1)
 
 
 @pytest.fixture
-def readme_problem(tmp_path: Path) -> Path:
-    """The README's native example in a folder, with a seed its tests pass."""
-    spec = readme_native_example()
+def documented_problem(tmp_path: Path) -> Path:
+    """The documentation's native example in a folder, with a seed its tests pass."""
+    spec = documented_native_example()
     seed_file = re.search(r'seed_file = "([^"]+)"', spec)
-    assert seed_file, "the README's example names no seed_file"
-    folder = tmp_path / "readme_native"
+    assert seed_file, "the documentation's example names no seed_file"
+    folder = tmp_path / "documented_native"
     folder.mkdir()
     (folder / "problem.py").write_text(spec)
     (folder / seed_file.group(1)).write_text(SEED)
     return folder
 
 
-def test_the_readme_example_loads_without_evaluate(readme_problem):
-    assert "def evaluate" not in readme_native_example()
-    problem = load_problem(readme_problem)
+def test_the_documented_example_loads_without_evaluate(documented_problem):
+    assert "def evaluate" not in documented_native_example()
+    problem = load_problem(documented_problem)
     assert problem.evaluator == "native"
     evaluator = NativeEvaluator(problem)
     assert evaluator._score("evaluate", {"instructions": 7.0}) == {"instructions": 7.0}
 
 
 def test_a_stage_may_name_as_measured_without_importing_it(tmp_path):
-    """The README's cascade names ``"evaluate": "as_measured"`` and imports nothing."""
+    """The documentation's cascade names ``"evaluate": "as_measured"`` and imports nothing."""
     folder = tmp_path / "staged"
     folder.mkdir()
     (folder / "seed.cpp").write_text(SEED)
     (folder / "problem.py").write_text(
-        readme_native_example()
+        documented_native_example()
         + textwrap.dedent("""\
         stages = [
             {"name": "prefilter", "kwargs": {"measure": "mca:znver4"},
@@ -109,7 +107,7 @@ def test_a_native_stage_naming_an_unknown_function_is_still_refused(tmp_path):
     folder.mkdir()
     (folder / "seed.cpp").write_text(SEED)
     (folder / "problem.py").write_text(
-        readme_native_example()
+        documented_native_example()
         + 'stages = [{"name": "quick", "evaluate": "as_mesured"}, {"name": "full"}]\n'
     )
     with pytest.raises(ProblemSpecError, match="no function 'as_mesured'"):
@@ -120,8 +118,8 @@ def test_a_native_stage_naming_an_unknown_function_is_still_refused(tmp_path):
     shutil.which("clang++-19") is None or shutil.which("valgrind") is None,
     reason="needs clang-19 and valgrind (apt-get install -y clang-19 llvm-19 valgrind)",
 )
-def test_the_readme_example_runs_to_an_ok_seed(readme_problem, tmp_path):
-    result = evoforge.run(readme_problem, budget=3, seed=1, db=tmp_path / "readme.db")
+def test_the_documented_example_runs_to_an_ok_seed(documented_problem, tmp_path):
+    result = evoforge.run(documented_problem, budget=3, seed=1, db=tmp_path / "documented.db")
     assert result.status == "finished", result.reason
     assert result.seed.status == Status.OK, result.seed.artifacts
     assert result.seed.metrics["instructions"] > 0
@@ -223,7 +221,7 @@ def with_mca(problem: Path) -> Path:
     reason="needs clang-19 and llvm-mca-19 (apt-get install -y clang-19 llvm-19)",
 )
 def test_mca_without_hot_functions_estimates_the_evolved_function_of_every_candidate(
-    readme_problem,
+    documented_problem,
 ):
     """At -O2 clang inlines ``median`` into ``main``; the estimate must still be of
     ``median`` (not of main's input loop for one candidate and a library template for the
@@ -237,7 +235,7 @@ def test_mca_without_hot_functions_estimates_the_evolved_function_of_every_candi
     assert faster != SEED
 
     async def both():
-        async with NativeEvaluator(load_problem(with_mca(readme_problem))) as evaluator:
+        async with NativeEvaluator(load_problem(with_mca(documented_problem))) as evaluator:
             return [await evaluator.evaluate(source) for source in (SEED, faster)]
 
     for result in asyncio.run(both()):
