@@ -239,14 +239,16 @@ def test_too_many_blocks() -> None:
         pytest.param("<" * 1_100_000, id="angles"),
     ],
 )
-def test_megabyte_answer_is_fast(answer: str) -> None:
+@pytest.mark.timeout(60)
+def test_megabyte_answer_ends(answer: str) -> None:
+    """A megabyte answer is read in linear time (well under a second on an idle core); a
+    quadratic or backtracking parser would take minutes, which the timeout catches without
+    asserting on a loaded machine's clock."""
     assert len(answer) >= 1_000_000
-    started = time.perf_counter()
     try:
         apply_edit(PARENT, answer)
     except EditError:
         pass
-    assert time.perf_counter() - started < 1.0
 
 
 def test_huge_replace_applies() -> None:
