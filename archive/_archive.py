@@ -24,6 +24,7 @@ from evoforge.archive._records import Event, LlmCall
 from evoforge.archive._runs import Runs
 from evoforge.archive._schema import READER_PROGRAM_COLUMNS, READER_VIEWS, is_current
 from evoforge.archive._stored_files import stored_row
+from evoforge.archive._suites import Suites
 from evoforge.archive._timeline import Timeline
 from evoforge.base import jsonio
 
@@ -52,7 +53,7 @@ EDIT_MATCHES: tuple[str, ...] = ("exact", "whitespace", "reindent", "fuzzy")
 """Values of ``Program.edit_match``, strictest first."""
 
 
-class Archive(Runs, Grids, Fronts, PromptVariants):
+class Archive(Runs, Grids, Fronts, PromptVariants, Suites):
     """The single source of truth of evoforge: an SQLite file in WAL mode.
 
     Opening applies pending schema migrations. ``read_only=True`` opens the file as a reader
