@@ -97,7 +97,8 @@ def _spending_options(func):
 )
 @click.option(
     "--selection",
-    help="Parent selection: uniform, tournament, rank, fitness_weighted, or a plugin's.",
+    help="Parent selection: uniform, tournament, rank, fitness_weighted, pareto_instances "
+    "(per-instance leaders, for problems that declare instances), or a plugin's.",
 )
 @click.option(
     "--target",

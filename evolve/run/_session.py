@@ -281,7 +281,7 @@ async def _session(
         archive.update_run(run.id, status="running", stop_reason=None)
     # From here the row says "running": every way out below records how the session ended.
     try:
-        islands = Islands(archive, run.id, config.islands, parts.strategy)
+        islands = Islands(archive, run.id, config.islands, parts.strategy, parts.problem.instances)
         proposer = make_proposer(parts.problem, config)
         await proposer.start()  # the workers import litellm while the evaluators start
         try:

@@ -33,6 +33,7 @@ SEED = """
         return [a, b]
     # EVOLVE-BLOCK-END
 """
+pytestmark = pytest.mark.slow  # each task's session starts its proposal workers
 BROKEN_SEED = """
     # EVOLVE-BLOCK-START
     def main():
@@ -121,7 +122,6 @@ def test_the_equal_split_gives_every_task_the_same_share(suite_folder, tmp_path)
         assert [g.why for g in archive.grants(report.suite_id)] == ["equal share"] * 3
 
 
-@pytest.mark.slow
 def test_a_stopped_suite_resumes_with_its_budget_and_its_allocation_history(suite_folder, tmp_path):
     db = tmp_path / "r.db"
     stop = asyncio.Event()
