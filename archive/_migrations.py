@@ -461,8 +461,11 @@ def m010_suites(db: Database) -> None:
     order: evaluations granted to a task (negative: unspent evaluations a task that ended
     gave back), the task's cap after it, and what the task had spent and gained (log-ratio of
     its best to its seed) when it was decided, so the allocation over time can be shown and a
-    resumed suite's bandit replays the same history.
+    resumed suite's bandit replays the same history. ``programs.transfer_from``: the other
+    task's elite (``run id/program id``) a child's prompt offered (cross-task transfer; NULL
+    when none), so the improvement rate with and without one is counted from the programs.
     """
+    db["programs"].add_column("transfer_from", str)
     db["suites"].create(
         {
             "id": str,

@@ -91,6 +91,7 @@ READER_PROGRAM_COLUMNS: dict[str, str] = {
     "m004_mining_indexes": "1 AS evaluations",  # rows before m004 used one evaluation each
     "m007_search_quality": "NULL AS edit_match, NULL AS prompt_variant, NULL AS ast_key",
     "m008_repository_files": "NULL AS source_files",
+    "m010_suites": "NULL AS transfer_from",
 }
 
 _TABLE = "_sqlite_migrations"  # where sqlite-utils records applied migrations

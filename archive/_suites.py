@@ -23,6 +23,7 @@ from typing import Any
 
 from evoforge.archive._base import Store, check_fields
 from evoforge.archive._errors import ArchiveError
+from evoforge.archive._outcome import Status
 from evoforge.archive._records import RunStatus
 from evoforge.base import jsonio
 
@@ -33,6 +34,7 @@ _SUITE_COLUMNS = (
 _SUITE_SELECT = f"SELECT {', '.join(_SUITE_COLUMNS)} FROM suites"
 _SUITE_UPDATABLE = frozenset(("budget", "status", "stop_reason", "config"))
 _GRANT_COLUMNS = "seq, ord, evaluations, cap, spent, gain, why, created_at"
+_NOT_EVALUATED = ", ".join(f"'{s}'" for s in Status if not s.evaluated)
 
 
 @dataclass(frozen=True)
@@ -313,3 +315,20 @@ class Suites(Store):
             (suite_id,),
         )
         return [Grant(*row) for row in rows]
+
+    def transfer_outcomes(self, run_id: str) -> dict[bool, tuple[int, int]]:
+        """The run's evaluated children by whether their prompt offered another task's elite
+        (``Program.transfer_from``): ``{offered: (children, improved)}``, improved as
+        :func:`~evoforge.archive.improved` counts it (above its parent, or scored where its
+        parent, a failure being repaired, was not). Scans the run's rows (``evoforge
+        stats``)."""
+        rows = self.conn.execute(
+            "SELECT p.transfer_from IS NOT NULL, count(*), coalesce(sum(p.score IS NOT NULL AND "
+            "(pp.score IS NULL OR p.score > pp.score)), 0) FROM programs AS p LEFT JOIN "
+            "programs AS pp ON pp.run_id = p.run_id AND pp.id = p.parent_id WHERE p.run_id = ? "
+            f"AND p.parent_id IS NOT NULL AND p.status NOT IN ({_NOT_EVALUATED}) "
+            "GROUP BY p.transfer_from IS NOT NULL",
+            (run_id,),
+        )
+        found = {bool(offered): (int(n), int(better)) for offered, n, better in rows}
+        return {True: found.get(True, (0, 0)), False: found.get(False, (0, 0))}

@@ -35,6 +35,14 @@ class SuiteConfig(Settings):
         open_tasks: tasks whose session (proposal workers, evaluator processes) stays open
             between grants; past it, the task granted least recently is paused and reopened
             when it is granted again.
+        transfer: cross-task transfer: a task's prompt may offer, as an inspiration labelled
+            as another task's, the best program of a related task (one of the same declared
+            ``family``, or whose seed's code is similar: token-shingle Jaccard similarity of
+            at least ``transfer_similarity``). Each child records whether its prompt had one
+            (``evoforge stats`` compares the two improvement rates).
+        transfer_rate: the share of a task's prompts that offer one (when a related task has
+            improved on its seed).
+        transfer_similarity: the least seed similarity that relates two tasks of no family.
     """
 
     section: ClassVar[str] = "suite"
@@ -46,3 +54,6 @@ class SuiteConfig(Settings):
     exploration: Annotated[float, Field(ge=0)] = 0.5
     concurrency: Annotated[int, Field(ge=1)] | None = None
     open_tasks: Annotated[int, Field(ge=1)] = 8
+    transfer: bool = False
+    transfer_rate: Annotated[float, Field(ge=0, le=1)] = 0.5
+    transfer_similarity: Annotated[float, Field(gt=0, le=1)] = 0.3

@@ -18,6 +18,7 @@ from evoforge.base.lazy import lazy_package
 if TYPE_CHECKING:
     from evoforge.evolve.prompts._build import (
         CURRENT_PROGRAM_HEADING as CURRENT_PROGRAM_HEADING,
+        FOREIGN_HEADING as FOREIGN_HEADING,
         INSPIRATION_HEADING as INSPIRATION_HEADING,
         PLACEHOLDERS as PLACEHOLDERS,
         SECOND_PARENT_HEADING as SECOND_PARENT_HEADING,
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     )
     from evoforge.evolve.prompts._context import (
         FailedAttempt as FailedAttempt,
+        Foreign as Foreign,
         PromptContext as PromptContext,
         gather_context as gather_context,
         short_diff as short_diff,

@@ -54,7 +54,7 @@ from evoforge.evolve.run._snapshot import (
     SessionReport,
     Snapshot,
 )
-from evoforge.evolve.search import Asking, SearchState
+from evoforge.evolve.search import Asking, SearchState, TransferSource
 from evoforge.islands import Outcome, fingerprint
 from evoforge.plugins import pm
 
@@ -127,6 +127,7 @@ class Controller(Recorder):
         proposer: Proposer | None = None,
         allowance: Allowance | None = None,
         eval_slots: asyncio.Semaphore | None = None,
+        transfer: TransferSource | None = None,
     ) -> None:
         # Built-in descriptors, novelty filter, prompt variants; the problem as it is binned.
         self.search = SearchState(archive, run, problem, config)
@@ -169,7 +170,9 @@ class Controller(Recorder):
         )
         self.pool.replay(model_outcomes(archive, run.id))  # the bandit remembers across sessions
         # What each candidate asks: selection, mode, context, model; repeated requests varied.
-        self.asking = Asking(archive, run, problem, config, islands, self.search, self.pool)
+        self.asking = Asking(
+            archive, run, problem, config, islands, self.search, self.pool, transfer
+        )
 
     # --- public ------------------------------------------------------------------------------
 
@@ -378,6 +381,8 @@ class Controller(Recorder):
             inspirations=partners,
             edit=_stored_answer(completion.text),
             prompt_variant=variant,
+            # another task's elite its prompt offered (cross-task transfer), if any
+            transfer_from=context.foreign[0].ref if context.foreign else None,
         )
         applied = proposal.child
         if applied is None:

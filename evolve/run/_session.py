@@ -27,6 +27,7 @@ from evoforge.evolve.run._host_fit import (
 )
 from evoforge.evolve.run._resolve import resolve_problem
 from evoforge.evolve.run._snapshot import Progress, SessionReport
+from evoforge.evolve.search import TransferSource
 from evoforge.islands import Islands
 from evoforge.problems import (
     PASSED,
@@ -234,10 +235,12 @@ class StopEvent(Protocol):
 @dataclass(frozen=True)
 class SuiteShare:
     """What a suite's task session shares with the suite: its budget comes in grants
-    (``allowance``), its evaluations take the suite's slots (``eval_slots``)."""
+    (``allowance``), its evaluations take the suite's slots (``eval_slots``), and its prompts
+    may offer other tasks' elites (``transfer``, None when transfer is off)."""
 
     allowance: Allowance
     eval_slots: asyncio.Semaphore
+    transfer: TransferSource | None = None
 
 
 @dataclass(frozen=True)
@@ -318,6 +321,7 @@ async def _session(
                     proposer=proposer,
                     allowance=options.suite.allowance if options.suite else None,
                     eval_slots=options.suite.eval_slots if options.suite else None,
+                    transfer=options.suite.transfer if options.suite else None,
                 )
                 with _stop_on_signals(controller, options.handle_signals):
                     async with _stop_on_event(controller, options.stop):

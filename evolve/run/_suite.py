@@ -36,8 +36,10 @@ from evoforge.evolve.run._allocation import Arm, Policy, make_policy
 from evoforge.evolve.run._batch import TaskResult, task_result
 from evoforge.evolve.run._controller import SeedError
 from evoforge.evolve.run._endings import Ending
+from evoforge.evolve.run._resolve import resolve_problem
 from evoforge.evolve.run._session import SuiteShare, resume_run, start_run
 from evoforge.evolve.run._snapshot import Snapshot
+from evoforge.evolve.run._transfer import related_tasks, transfer_source
 from evoforge.problems import Problem
 
 log = logging.getLogger("evoforge")
@@ -188,6 +190,7 @@ class Scheduler:
         self.open_limit = max(self.config.open_tasks, self.concurrency)
         self.policy: Policy = make_policy(self.config, self.suite.budget, len(self.tasks))
         self.arms = [Arm(t.ord, t.problem) for t in self.tasks]
+        self.related = self._related() if self.config.transfer else None
         self.sessions: dict[int, asyncio.Task[Any]] = {}
         self.waiting: dict[int, asyncio.Future[int | Ending]] = {}
         self.ended_by_suite: set[int] = set()  # sessions the scheduler itself ended
@@ -226,6 +229,16 @@ class Scheduler:
     def _run_exists(self, run_id: str) -> bool:
         query = "SELECT 1 FROM runs WHERE id = ?"
         return self.archive.conn.execute(query, (run_id,)).fetchone() is not None
+
+    def _related(self) -> list[list[int]]:
+        """Each task's related tasks (cross-task transfer), from their problems."""
+        problems = [resolve_problem(str(t.config["problem"])) for t in self.tasks]
+        return related_tasks(problems, self.config.transfer_similarity)
+
+    def _task_run(self, ord: int) -> tuple[str, str | None]:
+        task = self.tasks[ord]
+        run_id = task.run_id if task.run_id and self._run_exists(task.run_id) else None
+        return task.problem, run_id
 
     def _killed(self, arm: Arm) -> bool:
         """Whether the task's run still says ``running`` (its session was killed)."""
@@ -340,7 +353,12 @@ class Scheduler:
             run_id = _new_run_id(task.problem)
             self.archive.set_task_run(self.suite.id, arm.ord, run_id)
             self.tasks[arm.ord] = SuiteTask(task.ord, task.problem, task.config, run_id)
-        share = SuiteShare(_TaskAllowance(self, arm.ord), self.slots)
+        transfer = None
+        if self.related is not None:
+            transfer = transfer_source(
+                self.archive, self.related[arm.ord], self._task_run, self.config.transfer_rate
+            )
+        share = SuiteShare(_TaskAllowance(self, arm.ord), self.slots, transfer)
         progress = _TaskProgress(self, arm) if self.progress is not None else None
         if self._run_exists(run_id):
             session = resume_run(run_id, self.db, progress=progress, stop=self.stop, suite=share)

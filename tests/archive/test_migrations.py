@@ -28,7 +28,7 @@ EXPECTED_COLUMNS = {
         "artifacts_json": "TEXT", "timings_json": "TEXT", "device_json": "TEXT",
         "inspirations_json": "TEXT", "model": "TEXT", "created_at": "REAL",
         "evaluations": "INTEGER", "edit_match": "TEXT", "prompt_variant": "TEXT",
-        "ast_key": "TEXT", "source_files": "INTEGER",
+        "ast_key": "TEXT", "source_files": "INTEGER", "transfer_from": "TEXT",
     },
     "elites": {
         "run_id": "TEXT", "island": "INTEGER", "cell": "INTEGER", "program_id": "TEXT",
