@@ -47,8 +47,8 @@ from pydantic import (
 
 from evoforge.base.settings import Settings, describe_item
 from evoforge.problems._declared import FIELD_DEFAULT, Declared, declarations
-from evoforge.problems._spec import Problem
 from evoforge.problems._instances import InstanceScores
+from evoforge.problems._spec import Problem
 from evoforge.problems._stages import Stage, Tuning, stage_defaults
 
 

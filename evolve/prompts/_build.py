@@ -58,7 +58,7 @@ from pydantic import Field, field_validator
 
 from evoforge.archive import Program
 from evoforge.base.settings import Settings
-from evoforge.evolve.prompts._context import FailedAttempt, Foreign, PromptContext
+from evoforge.evolve.prompts._context import FailedAttempt, PromptContext
 from evoforge.evolve.prompts._example import format_example
 from evoforge.evolve.prompts._modes import Mode
 from evoforge.evolve.prompts._nothing_new import nothing_new_section
@@ -90,8 +90,7 @@ PLACEHOLDERS = frozenset(
 )
 """The ``$placeholders`` a template may use."""
 FOREIGN_HEADING = f"{INSPIRATION_HEADING} from another task"
-"""Heading of an elite of another task of the suite (cross-task transfer); an inspiration
-heading, so the offline model uses it too."""
+"""Heading of another task's elite (cross-task transfer): an inspiration heading too."""
 SECOND_PARENT_HEADING = f"{INSPIRATION_HEADING}: second parent"
 """Heading of the crossover partner; an inspiration heading, so the offline model uses it."""
 
@@ -395,15 +394,11 @@ class _Layout:
             _top_entry(i, p, shown.get(p.id), problem.language)
             for i, p in enumerate(context.top_programs, 1)
         ]
+        foreign = [(f"{FOREIGN_HEADING} ({f.task})", f.program, f.note) for f in context.foreign]
         self.inspirations = [
             _program_section(f"{INSPIRATION_HEADING} {i}", p, problem.language)
             for i, p in enumerate(context.inspirations, 1)
-        ] + [  # after the run's own: the first left out when the prompt must shrink
-            _program_section(
-                f"{FOREIGN_HEADING} ({f.task})", f.program, problem.language, _foreign_note(f)
-            )
-            for f in context.foreign
-        ]
+        ] + [_program_section(h, p, problem.language, n) for h, p, n in foreign]  # cut first
         error_chars = config.artifact_chars // _FAILURE_ERROR_SHARE
         self.failures = [
             _failure_section(f, context.parent.id, error_chars) for f in context.lineage_failures
@@ -522,14 +517,6 @@ def _program_section(heading: str, program: Program, language: str, note: str = 
     answers in the language the fence names); ``note`` goes between its line and the fence."""
     note = f"{note}\n" if note else ""
     return f"{heading}\n{_describe(program)}\n{note}{_fenced(program.source or '', language)}"
-
-
-def _foreign_note(foreign: Foreign) -> str:
-    return (
-        f"A program of the related task {foreign.task}, not of this problem: its score and "
-        "metrics are that task's and cannot be compared with this one's. Borrow its ideas, "
-        "not what only fits that task."
-    )
 
 
 def _describe(program: Program) -> str:

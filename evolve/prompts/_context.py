@@ -69,6 +69,15 @@ class Foreign:
         """``run id/program id``: how a child records it (``Program.transfer_from``)."""
         return f"{self.run_id}/{self.program.id}"
 
+    @property
+    def note(self) -> str:
+        """What the prompt says above it."""
+        return (
+            f"A program of the related task {self.task}, not of this problem: its score and "
+            "metrics are that task's and cannot be compared with this one's. Borrow its ideas, "
+            "not what only fits that task."
+        )
+
 
 @dataclass(frozen=True)
 class PromptContext:
