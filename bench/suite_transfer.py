@@ -93,10 +93,11 @@ def run_one(
     if url is not None:
         command += ["--model", SLOPPY_MODEL, "--api-base", url]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.setdefault("OPENAI_API_KEY", "bench-needs-no-key")  # the fake server takes any
     started = time.monotonic()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     wall = time.monotonic() - started
-    if done.returncode != 0:
+    if done.returncode != 0 or "Suite" not in done.stdout or " finished: budget" not in done.stdout:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}")
     from evoforge.evolve.mining import suite_view
 

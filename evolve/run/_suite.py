@@ -196,6 +196,7 @@ class Scheduler:
         self.ended_by_suite: set[int] = set()  # sessions the scheduler itself ended
         self.last_grant: dict[int, int] = {}  # ord -> seq of its last grant (pausing: LRU)
         self.error: BaseException | None = None
+        self.failures: list[str] = []  # why tasks that ended by themselves failed
         self.opened = asyncio.Event()  # a session was opened (wakes the loop in run())
         self._replay()
 
@@ -213,6 +214,17 @@ class Scheduler:
                 self.last_grant[grant.ord] = grant.seq
         for arm in self.arms:
             self._refresh(arm)
+            if not arm.live and self._revivable(arm):
+                arm.live = True  # it failed (a model outage, a failure streak): try it again
+
+    def _revivable(self, arm: Arm) -> bool:
+        """Whether a task retired by a failure may run again now (a resume): its run failed
+        after its seed evaluated ok, unlike a task whose seed failed (that stays retired)."""
+        run_id = self.tasks[arm.ord].run_id
+        if run_id is None or not self._run_exists(run_id):
+            return False
+        run = self.archive.run(run_id)
+        return run.status == "failed" and self.archive.count_programs(run_id, "ok") > 0
 
     def _refresh(self, arm: Arm) -> None:
         """Read a task's spent evaluations and gain from its run."""
@@ -394,9 +406,14 @@ class Scheduler:
             report = session.result()[1]
             status, reason = report.status, report.reason
         if ord in self.ended_by_suite or (status == "stopped" and self.stop.is_set()):
+            if arm.live and arm.cap > arm.spent and not self.stop.is_set():
+                arm.busy = True  # granted again while its paused session was ending
+                self._open(arm)
             return
         # It ended by itself: retire it and give back what it did not spend.
         arm.live = False
+        if status == "failed":
+            self.failures.append(f"{arm.name} failed: {reason}")
         self.archive.record_grant(
             self.suite.id,
             ord,
@@ -421,6 +438,10 @@ class Scheduler:
             reason = f"budget of {budget} evaluations spent across {len(self.arms)} tasks"
             if unspent > 0:
                 reason = f"every task ended; {unspent} of the {budget} evaluations unspent"
+                failures = [why for why in self.failures if why]
+                if failures:  # they failed (a model outage, a failed seed): say so, exit 1
+                    status = "failed"
+                    reason += f" (a task {failures[0][:600]})"
         self._finish(status, reason)
         if self.error is not None:
             raise self.error

@@ -196,3 +196,23 @@ def test_a_suite_refuses_a_budget_below_its_floors(suite_folder, tmp_path):
     with pytest.raises(ConfigError, match="needs a budget of at least 24, not 20"):
         _start(suite_folder, tmp_path / "x.db", 20, SuiteConfig(floor=8))
     assert not (tmp_path / "x.db").exists() or not Archive(tmp_path / "x.db").suites()
+
+
+def test_past_open_tasks_the_least_recently_granted_task_is_paused_and_reopened(
+    suite_folder, tmp_path
+):
+    db = tmp_path / "o.db"
+    report = _start(suite_folder, db, 30, SuiteConfig(floor=4, grant=4, open_tasks=1))
+    assert report.status == "finished" and sum(a.spent for a in report.arms) == 30
+    tasks = _check_books(db, report.suite_id)
+    with Archive(db) as archive:
+        for task in tasks:
+            run = archive.run(task.run_id)
+            assert run.status == "finished"  # paused on the way, finished with the suite
+            kinds = [e.kind for e in archive.events(run.id)]
+            assert kinds[0] == "run_start" and "unclean_stop" not in kinds
+        paused = [
+            e for t in tasks for e in archive.events(t.run_id, "run_stop")
+            if "paused" in e.data["reason"]
+        ]  # fmt: skip
+    assert paused  # one session open at a time: tasks took turns
