@@ -216,3 +216,13 @@ def test_past_open_tasks_the_least_recently_granted_task_is_paused_and_reopened(
             if "paused" in e.data["reason"]
         ]  # fmt: skip
     assert paused  # one session open at a time: tasks took turns
+
+
+def test_a_suite_whose_every_task_failed_ends_failed_and_says_why(suite_folder, tmp_path):
+    for name in ("ta", "tb", "tc"):
+        (suite_folder / name / "seed.py").write_text(textwrap.dedent(BROKEN_SEED))
+    report = _start(suite_folder, tmp_path / "x.db", 30, SuiteConfig(floor=4))
+    assert report.status == "failed"
+    assert "27 of the 30 evaluations unspent" in report.reason
+    assert "failed: the seed program of ta evaluated to 'runtime_error'" in report.reason
+    assert [a.live for a in report.arms] == [False, False, False]
