@@ -461,11 +461,8 @@ def m010_suites(db: Database) -> None:
     order: evaluations granted to a task (negative: unspent evaluations a task that ended
     gave back), the task's cap after it, and what the task had spent and gained (log-ratio of
     its best to its seed) when it was decided, so the allocation over time can be shown and a
-    resumed suite's bandit replays the same history. ``programs.transfer_from``: the other
-    task's elite (``run id/program id``) a child's prompt offered (cross-task transfer; NULL
-    when none), so the improvement rate with and without one is counted from the programs.
+    resumed suite's bandit replays the same history.
     """
-    db["programs"].add_column("transfer_from", str)
     db["suites"].create(
         {
             "id": str,
@@ -502,6 +499,15 @@ def m010_suites(db: Database) -> None:
     # The primary key serves grants(suite_id) in order, and a task's own: the table is small
     # (one row per allocation decision), so WHERE suite_id = ? AND ord = ? scans its suite.
 
+
+
+@migrations()
+def m011_transfer(db: Database) -> None:
+    """``programs.transfer_from``: the other task's elite (``run id/program id``) a child's
+    prompt offered in a suite run with cross-task transfer on (NULL when none), so the
+    improvement rates with and without one are counted from the programs (``evoforge
+    stats``; a scan of the run's rows, no index)."""
+    db["programs"].add_column("transfer_from", str)
 
 # Names of every migration this version knows, in order; an archive that has applied others
 # was written by a newer evoforge.

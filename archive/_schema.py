@@ -23,6 +23,7 @@ MIGRATION_NAMES: tuple[str, ...] = (
     "m008_repository_files",
     "m009_spread_and_cost",
     "m010_suites",
+    "m011_transfer",
 )
 """Every migration of :mod:`evoforge.archive._migrations`, in order. A new migration's name
 goes here too (``tests/archive/test_migrations.py`` checks that the two lists agree)."""
@@ -91,7 +92,7 @@ READER_PROGRAM_COLUMNS: dict[str, str] = {
     "m004_mining_indexes": "1 AS evaluations",  # rows before m004 used one evaluation each
     "m007_search_quality": "NULL AS edit_match, NULL AS prompt_variant, NULL AS ast_key",
     "m008_repository_files": "NULL AS source_files",
-    "m010_suites": "NULL AS transfer_from",
+    "m011_transfer": "NULL AS transfer_from",
 }
 
 _TABLE = "_sqlite_migrations"  # where sqlite-utils records applied migrations

@@ -136,6 +136,7 @@ def test_blank_file_gets_every_table(archive: Archive) -> None:
         "m008_repository_files",
         "m009_spread_and_cost",
         "m010_suites",
+        "m011_transfer",
     ]
     assert migrations.pending(archive.db) == []
 

@@ -71,9 +71,30 @@ def test_a_reader_of_an_archive_before_m010_sees_no_suites(tmp_path: Path) -> No
     migrations.apply(db, stop_before="m010_suites")
     db.close()
     with Archive(path, read_only=True) as reader:
-        assert reader.pending_migrations == ("m010_suites",)
+        assert reader.pending_migrations == ("m010_suites", "m011_transfer")
         assert reader.suites() == [] and reader.suite_of_run("r") is None
         assert reader.find_suite("suite-") is None
+        assert reader.runs() == []
     with Archive(path) as writer:
         assert migrations.pending(writer.db) == []
         assert _suite(writer).status == "running"
+
+
+def test_programs_of_an_archive_before_m011_read_as_offered_nothing(tmp_path: Path, problem):
+    from tests.archive.conftest import build_program, new_run
+
+    path = tmp_path / "m010.db"
+    with Archive(path) as writer:
+        run_id = new_run(writer, problem)
+        writer.add_program(build_program(run_id, 0, score=1.0))
+        writer.add_program(build_program(run_id, 1, score=2.0, parent_id=None))
+    db = sqlite_utils.Database(path)
+    db.execute("ALTER TABLE programs DROP COLUMN transfer_from")
+    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm011_transfer'")
+    db.close()
+    with Archive(path, read_only=True) as reader:
+        assert reader.pending_migrations == ("m011_transfer",)
+        assert [p.transfer_from for p in reader.programs(run_id)] == [None, None]
+        assert reader.transfer_outcomes(run_id)[True] == (0, 0)
+    with Archive(path) as writer:  # a writer adds the column; old rows offered nothing
+        assert writer.get_program(run_id, build_program(run_id, 1).id).transfer_from is None
