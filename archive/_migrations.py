@@ -500,7 +500,6 @@ def m010_suites(db: Database) -> None:
     # (one row per allocation decision), so WHERE suite_id = ? AND ord = ? scans its suite.
 
 
-
 @migrations()
 def m011_transfer(db: Database) -> None:
     """``programs.transfer_from``: the other task's elite (``run id/program id``) a child's
@@ -508,6 +507,7 @@ def m011_transfer(db: Database) -> None:
     improvement rates with and without one are counted from the programs (``evoforge
     stats``; a scan of the run's rows, no index)."""
     db["programs"].add_column("transfer_from", str)
+
 
 # Names of every migration this version knows, in order; an archive that has applied others
 # was written by a newer evoforge.
