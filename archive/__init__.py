@@ -74,6 +74,11 @@ if TYPE_CHECKING:
     )
     from evoforge.archive._stats import ArchiveStats as ArchiveStats
     from evoforge.archive._status import AddStatus as AddStatus
+    from evoforge.archive._suites import (
+        Grant as Grant,
+        SuiteInfo as SuiteInfo,
+        SuiteTask as SuiteTask,
+    )
     from evoforge.archive._usage import (
         CallCounts as CallCounts,
         ModelUsage as ModelUsage,

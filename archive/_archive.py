@@ -23,6 +23,7 @@ from evoforge.archive._records import Event, LlmCall
 from evoforge.archive._runs import Runs
 from evoforge.archive._schema import READER_PROGRAM_COLUMNS, READER_VIEWS, is_current
 from evoforge.archive._stored_files import stored_row
+from evoforge.archive._suites import Suites
 from evoforge.base import jsonio
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ EDIT_MATCHES: tuple[str, ...] = ("exact", "whitespace", "reindent", "fuzzy")
 """Values of ``Program.edit_match``, strictest first."""
 
 
-class Archive(Runs, Grids, Fronts, PromptVariants):
+class Archive(Runs, Grids, Fronts, PromptVariants, Suites):
     """The single source of truth of evoforge: an SQLite file in WAL mode.
 
     Opening applies pending schema migrations. ``read_only=True`` opens the file as a reader

@@ -450,6 +450,65 @@ def m009_spread_and_cost(db: Database) -> None:
     )
 
 
+@migrations()
+def m010_suites(db: Database) -> None:
+    """Suites: several tasks run as one run with one evaluation budget.
+
+    ``suites``: one row per suite run (its total budget, the allocation policy, the settings
+    it was started with). ``suite_tasks``: its tasks in order, each with the run settings its
+    run is created with and, once created, that run's id (a task is an ordinary run: its
+    programs, grid and events are the run's). ``suite_grants``: every allocation decision, in
+    order: evaluations granted to a task (negative: unspent evaluations a task that ended
+    gave back), the task's cap after it, and what the task had spent and gained (log-ratio of
+    its best to its seed) when it was decided, so the allocation over time can be shown and a
+    resumed suite's bandit replays the same history.
+    """
+    db["suites"].create(
+        {
+            "id": str,
+            "name": str,  # the suite's name or folder
+            "budget": int,  # evaluations in total, across the tasks
+            "allocation": str,  # bandit | equal
+            "config_json": str,  # the [suite] settings it runs with
+            "status": str,  # running | stopped | finished | failed
+            "stop_reason": str,
+            "created_at": float,
+            "updated_at": float,
+        },
+        pk="id",
+        not_null=["name", "budget", "allocation", "config_json", "status", "created_at",
+                  "updated_at"],
+        defaults={"config_json": "{}", "status": "running"},
+        strict=True,
+    )  # fmt: skip
+    # suites() scans this small table and sorts it; no index.
+    db.execute(
+        "CREATE TABLE suite_tasks (suite_id TEXT NOT NULL REFERENCES suites(id), ord INTEGER "
+        "NOT NULL, problem TEXT NOT NULL, config_json TEXT NOT NULL, run_id TEXT, "
+        "PRIMARY KEY (suite_id, ord)) STRICT"
+    )
+    # The primary key serves suite_tasks(suite_id); which suite a run is a task of
+    # (`evoforge status RUN`, resume of a task's run): WHERE run_id = ?.
+    db.execute("CREATE INDEX idx_suite_tasks_run ON suite_tasks (run_id)")
+    db.execute(
+        "CREATE TABLE suite_grants (suite_id TEXT NOT NULL REFERENCES suites(id), seq INTEGER "
+        "NOT NULL, ord INTEGER NOT NULL, evaluations INTEGER NOT NULL, cap INTEGER NOT NULL, "
+        "spent INTEGER NOT NULL, gain REAL NOT NULL, why TEXT NOT NULL, created_at REAL NOT "
+        "NULL, PRIMARY KEY (suite_id, seq)) STRICT"
+    )
+    # The primary key serves grants(suite_id) in order, and a task's own: the table is small
+    # (one row per allocation decision), so WHERE suite_id = ? AND ord = ? scans its suite.
+
+
+@migrations()
+def m011_transfer(db: Database) -> None:
+    """``programs.transfer_from``: the other task's elite (``run id/program id``) a child's
+    prompt offered in a suite run with cross-task transfer on (NULL when none), so the
+    improvement rates with and without one are counted from the programs (``evoforge
+    stats``; a scan of the run's rows, no index)."""
+    db["programs"].add_column("transfer_from", str)
+
+
 # Names of every migration this version knows, in order; an archive that has applied others
 # was written by a newer evoforge.
 NAMES: tuple[str, ...] = tuple(

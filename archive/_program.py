@@ -73,6 +73,8 @@ class Program:
             None when prompts do not evolve.
         ast_key: hash of its syntax tree with names, comments and formatting erased (see
             :mod:`evoforge.islands`): equal keys are equivalent programs. None when unknown.
+        transfer_from: ``run id/program id`` of the other task's elite its prompt offered
+            (a suite run with cross-task transfer on); None when there was none.
 
     Example::
 
@@ -107,6 +109,7 @@ class Program:
     edit_match: str | None = None
     prompt_variant: str | None = None
     ast_key: str | None = None
+    transfer_from: str | None = None
 
     @classmethod
     def from_result(
@@ -128,6 +131,7 @@ class Program:
         edit_match: str | None = None,
         prompt_variant: str | None = None,
         ast_key: str | None = None,
+        transfer_from: str | None = None,
     ) -> Program:
         """Build the row for an evaluated (or failed) attempt.
 
@@ -171,6 +175,7 @@ class Program:
             edit_match=edit_match,
             prompt_variant=prompt_variant,
             ast_key=ast_key,
+            transfer_from=transfer_from,
         )
 
 
@@ -179,7 +184,7 @@ COLUMNS = (
     "run_id", "id", "seq", "source", "parent_id", "island", "generation", "status", "edit",
     "edit_kind", "score", "cell", "metrics_json", "objectives_json", "descriptors_json",
     "artifacts_json", "timings_json", "device_json", "inspirations_json", "model",
-    "created_at", "evaluations", "edit_match", "prompt_variant", "ast_key",
+    "created_at", "evaluations", "edit_match", "prompt_variant", "ast_key", "transfer_from",
 )  # fmt: skip
 
 
@@ -213,7 +218,7 @@ def to_row(p: Program) -> tuple[Any, ...]:
         None if p.cell is None else int(p.cell), dumps(p.metrics), dumps(p.objectives),
         dumps(p.descriptors), dumps(p.artifacts), dumps(p.timings), dumps(p.device),
         dumps(list(p.inspiration_ids)), p.model, p.created_at, int(p.evaluations),
-        p.edit_match, p.prompt_variant, p.ast_key,
+        p.edit_match, p.prompt_variant, p.ast_key, p.transfer_from,
     )  # fmt: skip
 
 
@@ -258,7 +263,7 @@ def from_row(row: Sequence[Any]) -> Program:
             _FIELDS,
             (
                 *row[:7], status_of(row[7]), *row[8:12], metrics, objectives, descriptors,
-                artifacts, timings, device, tuple(inspirations or ()), *row[19:25],
+                artifacts, timings, device, tuple(inspirations or ()), *row[19:26],
             ),
             strict=True,
         )

@@ -22,6 +22,8 @@ MIGRATION_NAMES: tuple[str, ...] = (
     "m007_search_quality",
     "m008_repository_files",
     "m009_spread_and_cost",
+    "m010_suites",
+    "m011_transfer",
 )
 """Every migration of :mod:`evoforge.archive._migrations`, in order. A new migration's name
 goes here too (``tests/archive/test_migrations.py`` checks that the two lists agree)."""
@@ -72,6 +74,17 @@ READER_VIEWS: dict[str, tuple[str, ...]] = {
         "CREATE TEMP VIEW island_state AS SELECT *, 0 AS evals_since_migration "
         "FROM main.island_state",
     ),
+    # no suites were run
+    "m010_suites": (
+        "CREATE TEMP VIEW suites AS SELECT NULL AS id, NULL AS name, NULL AS budget, "
+        "NULL AS allocation, NULL AS config_json, NULL AS status, NULL AS stop_reason, "
+        "NULL AS created_at, NULL AS updated_at WHERE 0",
+        "CREATE TEMP VIEW suite_tasks AS SELECT NULL AS suite_id, NULL AS ord, "
+        "NULL AS problem, NULL AS config_json, NULL AS run_id WHERE 0",
+        "CREATE TEMP VIEW suite_grants AS SELECT NULL AS suite_id, NULL AS seq, NULL AS ord, "
+        "NULL AS evaluations, NULL AS cap, NULL AS spent, NULL AS gain, NULL AS why, "
+        "NULL AS created_at WHERE 0",
+    ),
 }
 # Columns of ``programs`` that a migration added, as a reader of an archive without it sees
 # them; one view over main.programs adds those of every pending migration.
@@ -79,6 +92,7 @@ READER_PROGRAM_COLUMNS: dict[str, str] = {
     "m004_mining_indexes": "1 AS evaluations",  # rows before m004 used one evaluation each
     "m007_search_quality": "NULL AS edit_match, NULL AS prompt_variant, NULL AS ast_key",
     "m008_repository_files": "NULL AS source_files",
+    "m011_transfer": "NULL AS transfer_from",
 }
 
 _TABLE = "_sqlite_migrations"  # where sqlite-utils records applied migrations

@@ -32,11 +32,13 @@ if TYPE_CHECKING:
         Outcome as Outcome,
         Selection as Selection,
         Strategy as Strategy,
+        per_instance as per_instance,
     )
     from evoforge.islands._novelty import NoveltyFilter as NoveltyFilter, Verdict as Verdict
     from evoforge.islands._selection import (
         BUILTIN_STRATEGIES as BUILTIN_STRATEGIES,
         fitness_weighted as fitness_weighted,
+        pareto_instances as pareto_instances,
         rank as rank,
         tournament as tournament,
         uniform as uniform,

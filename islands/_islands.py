@@ -7,6 +7,7 @@ rebuilt from the archive after any stop, ``kill -9`` included, continues exactly
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from evoforge.base.settings import Settings
 
 if TYPE_CHECKING:
     from evoforge.archive import Archive
+    from evoforge.problems import InstanceScores
 
 GLOBAL = -1  # the archive's island index for the run-wide grid
 
@@ -90,14 +92,33 @@ class Outcome:
 Strategy = Callable[..., int]
 
 
+def per_instance(strategy: Strategy) -> bool:
+    """Whether ``strategy`` chooses by per-instance scores (it takes an ``instances``
+    keyword; see :mod:`evoforge.islands._selection`)."""
+    try:
+        return "instances" in inspect.signature(strategy).parameters
+    except (TypeError, ValueError):  # a builtin or C callable without a signature
+        return False
+
+
 class Islands:
-    """Selection from and recording into the islands of one run."""
+    """Selection from and recording into the islands of one run.
+
+    ``instances``: where the problem's per-instance scores are, for a strategy that chooses
+    by them (:func:`per_instance`).
+    """
 
     def __init__(
-        self, archive: Archive, run_id: str, config: IslandConfig, strategy: Strategy
+        self,
+        archive: Archive,
+        run_id: str,
+        config: IslandConfig,
+        strategy: Strategy,
+        instances: InstanceScores | None = None,
     ) -> None:
         self.archive, self.run_id, self.config = archive, run_id, config
         self._strategy = strategy
+        self._instances = instances if per_instance(strategy) else None
 
     def island_for(self, seq: int) -> int:
         """Islands take turns, so each gets the same share of the model's attention."""
@@ -120,6 +141,13 @@ class Islands:
         exploit = self.config.exploitation
         if exploit and len(parents) > 1 and float(rng.random()) < exploit:
             index = max(range(len(parents)), key=lambda i: (scores[i], -parents[i].seq))
+        elif self._instances is not None:
+            tables = [
+                self._instances.of(self.archive.get_program(self.run_id, e.program_id).metrics)
+                for e in parents
+            ]
+            options = self.config.selection_options
+            index = self._strategy(scores, rng, instances=tables, **options)
         else:
             index = self._strategy(scores, rng, **self.config.selection_options)
         parent = parents[index]

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         problem_unready as problem_unready,
         setup_problem as setup_problem,
     )
+    from evoforge.problems._instances import InstanceScores as InstanceScores
     from evoforge.problems._loader import (
         SPEC_FILENAME as SPEC_FILENAME,
         import_spec as import_spec,

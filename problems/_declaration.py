@@ -47,6 +47,7 @@ from pydantic import (
 
 from evoforge.base.settings import Settings, describe_item
 from evoforge.problems._declared import FIELD_DEFAULT, Declared, declarations
+from evoforge.problems._instances import InstanceScores
 from evoforge.problems._spec import Problem
 from evoforge.problems._stages import Stage, Tuning, stage_defaults
 
@@ -143,9 +144,11 @@ def declaration_model(problem: type[Problem] = Problem) -> type[DeclarationModel
     """The schema of what a spec declares for ``problem`` (a dataclass like
     :class:`~evoforge.problems.Problem`): one field per declared field, with its type as
     written, its rules, its default and its fix; then the seed's two declarations."""
-    # Problem names the stage classes in its annotations for type checkers only
+    # Problem names these classes in its annotations for type checkers only
     annotations = get_type_hints(
-        problem, localns={"Stage": Stage, "Tuning": Tuning}, include_extras=True
+        problem,
+        localns={"Stage": Stage, "Tuning": Tuning, "InstanceScores": InstanceScores},
+        include_extras=True,
     )
     fields: dict[str, Any] = {}
     for field, how in declarations(problem):

@@ -31,6 +31,7 @@ from evoforge.problems._declared import (
 )
 
 if TYPE_CHECKING:
+    from evoforge.problems._instances import InstanceScores
     from evoforge.problems._stages import Stage, Tuning
 
 PASSED = "passed"
@@ -219,6 +220,24 @@ class Problem:
     """Run settings this problem starts from (``budget``, ``islands``, ``models``, …, as in a
     run configuration); a configuration file, flags and Python arguments override them. An
     adapted OpenEvolve folder carries its ``config.yaml`` here."""
+    instances: InstanceScores | None = field(
+        default=None,
+        metadata=declared(
+            'use e.g. instances = {"metric": "test_scores", "direction": "maximize"}: the '
+            "metric in which evaluate() returns {instance name: number}"
+        ),
+    )
+    """Where ``evaluate()`` returns each instance's score (test inputs, datasets), for
+    selection per instance (:mod:`evoforge.problems._instances`); None: the aggregate only."""
+    family: str = field(
+        default="",
+        metadata=declared(
+            'name the problem\'s family, e.g. family = "circle_packing": problems of one '
+            "family offer each other their elites in a suite run with [suite] transfer on"
+        ),
+    )
+    """Problems of one family (``circle_packing`` and ``circle_packing_32``) are related: in a
+    suite run with ``[suite] transfer`` on, each is offered the other's elites."""
 
     @property
     def primary(self) -> Objective:

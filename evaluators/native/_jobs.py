@@ -177,6 +177,7 @@ def valgrind_job(
     and (callgrind) annotate the costliest run's profile (functions and source lines)."""
     _install(binary, source)
     totals: dict[str, int] = {}
+    per_input: dict[str, float] = {}  # instructions of each input (per-instance scores)
     costliest: tuple[int, str] = (-1, "")
     for index, stdin in enumerate(inputs):
         out_file = f"{tool}.{index}.out"
@@ -194,13 +195,17 @@ def valgrind_job(
             return {"status": "runtime_error", "error": f"{tool} wrote no totals: {exc}"}, b""
         for name, value in counts.items():
             totals[name] = totals.get(name, 0) + value
+        per_input[str(index)] = float(counts.get("Ir", 0))
         if counts.get("Ir", 0) > costliest[0]:
             costliest = (counts.get("Ir", 0), out_file)
     header: dict[str, Any] = {"status": "ok", "totals": totals}
     if tool == "cachegrind":
         header["metrics"] = cache_metrics(totals)
     else:
-        header["metrics"] = {"instructions": float(totals.get("Ir", 0))}
+        header["metrics"] = {
+            "instructions": float(totals.get("Ir", 0)),
+            "test_instructions": per_input,
+        }
     if profile and tool == "callgrind" and costliest[1]:
         header["profile"] = _annotate(costliest[1], source[0])
     return header, b""

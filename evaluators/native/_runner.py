@@ -244,10 +244,10 @@ def _cut(text: str) -> str:
 # --- measures ------------------------------------------------------------------------------
 
 
-def _valgrind(tool: str) -> Callable[..., tuple[dict[str, float], dict[str, str]]]:
+def _valgrind(tool: str) -> Callable[..., tuple[dict[str, Any], dict[str, str]]]:
     def measure(
         request: dict[str, Any], binary: bytes, _header: dict[str, Any], iso: Isolation
-    ) -> tuple[dict[str, float], dict[str, str]]:
+    ) -> tuple[dict[str, Any], dict[str, str]]:
         inputs = request["inputs"]
         per = float(request["test_timeout_s"]) * 60  # valgrind runs programs ~50x slower
         source = (request["source_name"], request["source"])
@@ -363,7 +363,7 @@ def _qemu_measure(
     return header["metrics"], {"profile": f"qemu-{arch} guest instructions per input: {counts}"}
 
 
-_MEASURES: dict[str, Callable[..., tuple[dict[str, float], dict[str, str]]]] = {
+_MEASURES: dict[str, Callable[..., tuple[dict[str, Any], dict[str, str]]]] = {
     "callgrind": _valgrind("callgrind"),
     "cachegrind": _valgrind("cachegrind"),
     "mca": _mca,

@@ -1,5 +1,7 @@
-"""``evoforge run`` on a batch (a folder of KernelBench tasks, a suite): one run per task, then
-a table of the tasks and KernelBench's metrics on stdout (progress on stderr)."""
+"""``evoforge run`` on a suite (a built-in one, a folder of KernelBench tasks or of problem
+folders): one run with one budget across the tasks (``--budget-per-task``: one run per task,
+one after the other), then a table of the tasks, the allocation and the suite's metrics on
+stdout (progress on stderr)."""
 
 from __future__ import annotations
 
@@ -56,6 +58,110 @@ def run_batch_command(
     _metrics(metrics)
     if any(r.status == "stopped" for r in results):
         sys.exit(1)
+
+
+def run_suite_command(
+    ref: str,
+    resolved: Any,
+    settings: Callable[[Any], dict],
+    db: Path,
+    quiet: bool,
+    total: int | None,
+) -> None:
+    """Run the problems of ``resolved`` as one suite run of ``total`` evaluations (default:
+    the sum of the tasks' own budgets) and print its table, allocation and metrics."""
+    import asyncio
+
+    from evoforge.evolve.config import RunConfig
+    from evoforge.evolve.run import start_suite
+
+    problems = resolved.problems
+    configs = [RunConfig.from_dict(settings(p), origin=f"suite task {p.name}") for p in problems]
+    if total is None:
+        total = sum(c.budget for c in configs)
+    suite = configs[0].suite
+    echo(
+        f"evoforge: a suite of {len(problems)} tasks, one run with a budget of {total} "
+        f"evaluations, allocated by {suite.allocation}",
+        err=True,
+    )
+    name = Path(ref).name if Path(ref).exists() else ref
+    with _display(quiet) as display:
+        report = asyncio.run(
+            start_suite(
+                name,
+                problems,
+                settings,
+                db,
+                budget=total,
+                config=suite,
+                progress=display,
+                handle_signals=True,
+            )
+        )
+    _suite_end(report, db)
+
+
+def resume_suite_command(suite_id: str, db: Path, quiet: bool, budget: int | None) -> None:
+    """Continue a suite (``evoforge resume``) and print its table like ``evoforge run``."""
+    import asyncio
+
+    from evoforge.evolve.run import resume_suite
+
+    echo(f"evoforge: resuming suite {suite_id}", err=True)
+    with _display(quiet) as display:
+        report = asyncio.run(
+            resume_suite(suite_id, db, budget=budget, progress=display, handle_signals=True)
+        )
+    _suite_end(report, db)
+
+
+def suite_to_resume(db: Path, ref: str | None) -> str | None:
+    """The suite ``evoforge resume REF`` continues: REF names a suite (id or prefix) or a
+    task's run; without REF, the suite of the latest run, if it is a task of one."""
+    from evoforge.archive import Archive, RunInfo
+
+    with Archive(db) as archive:
+        run: RunInfo | None
+        if ref:
+            suite = archive.find_suite(ref)
+            if suite is not None:
+                return suite.id
+            run = archive.find_run(ref)
+        else:
+            run = archive.latest_run()
+        found = archive.suite_of_run(run.id) if run is not None else None
+    return None if found is None else found[0]
+
+
+def _display(quiet: bool):
+    from contextlib import nullcontext
+
+    from evoforge.evolve.run import LiveSuiteProgress
+
+    return nullcontext() if quiet else LiveSuiteProgress()
+
+
+def _suite_end(report, db: Path) -> None:
+    """The suite's table, its allocation, its metrics, and what to run next."""
+    from evoforge.evolve.run import suite_metrics
+
+    _table(report.results, db)
+    _allocation(report)
+    _metrics(suite_metrics([r for r in report.results if r.run_id is not None]))
+    db_flag = "" if str(db) == DEFAULT_DB else f" --db {db}"
+    echo(f"Suite {report.suite_id} {report.status}: {report.reason}")
+    echo(f"  evoforge status {report.suite_id}{db_flag}")
+    if report.status != "finished":
+        echo(f"Continue it with: evoforge resume {report.suite_id}{db_flag}")
+        sys.exit(1 if report.status == "failed" else 0)
+
+
+def _allocation(report) -> None:
+    """Evaluations each task got, of the suite's total."""
+    spent = sum(a.spent for a in report.arms)
+    shares = ", ".join(f"{a.name} {a.spent}" for a in report.arms)
+    echo(f"Allocation: {spent} evaluations: {shares}")
 
 
 def _table(results, db: Path) -> None:

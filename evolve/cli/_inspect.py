@@ -22,25 +22,42 @@ from evoforge.evolve.mining import fmt as _fmt
 @db_option
 @json_option
 def status(run_id, db, as_json):
-    """Show RUN_ID (default: every run, newest first): budget, best, statuses, grid coverage,
-    model calls per evaluation and the calls wasted by reason.
+    """Show RUN_ID (default: every suite and run, newest first): budget, best, statuses, grid
+    coverage, model calls per evaluation and the calls wasted by reason. RUN_ID may be a
+    suite's id: then each task's share of the budget, its best and its ratio to its seed, and
+    the allocation's last decisions.
 
     \b
     Example:
         evoforge status --json
+        evoforge status suite-pie_suite-20261127-172322-9f91
     """
-    from evoforge.evolve.mining import cost_text
+    from evoforge.evolve.cli._suite_status import print_suite
+    from evoforge.evolve.mining import cost_text, suite_view
 
     with open_archive(db) as archive:
+        suite = archive.find_suite(run_id) if run_id else None
+        if suite is not None:
+            view = suite_view(archive, suite.id)
+            if as_json:
+                emit_json(view.to_dict())
+            else:
+                print_suite(view, db, last=12)
+            return
         runs = [archive.find_run(run_id)] if run_id else archive.runs()
         rows = [_status_row(archive, run) for run in runs]
+        suites = [] if run_id else [suite_view(archive, s.id) for s in archive.suites()]
     if as_json:
         emit_json(rows if not run_id else rows[0])
         return
+    for view in suites:
+        print_suite(view, db, last=0)
     if not rows:
         echo("no runs yet; start one with `evoforge run`")
     for row in rows:
         echo(f"{row['id']}  [{row['status']}]  problem {row['problem']}")
+        if row["suite"]:
+            echo(f"  task {row['suite']['task'] + 1} of suite {row['suite']['id']}")
         echo(
             f"  evaluations {row['evaluations']}/{row['budget']}  attempts "
             f"{row['attempts']}  duplicates {row['duplicates']}  elapsed "
@@ -74,8 +91,10 @@ def _status_row(archive, run) -> dict:
     cells = view.num_cells
     stats = archive.stats(run.id, num_cells=cells or 1)
     primary = view.primary
+    in_suite = archive.suite_of_run(run.id)
     return {
         "id": run.id,
+        "suite": None if in_suite is None else {"id": in_suite[0], "task": in_suite[1]},
         "problem": run.problem,
         "status": run.status,
         "stop_reason": run.stop_reason,

@@ -79,6 +79,13 @@ def stats(run_id, db, as_json):
             + f" ({saved} of {search['edits_applied']} applied diffs, "
             f"{100 * saved / search['edits_applied']:.0f}%, needed tolerant matching)"
         )
+    if data["transfer"]:
+        parts = [
+            f"{label} {t['improved']}/{t['children']} improved"
+            + ("" if t["rate"] is None else f" ({100 * t['rate']:.1f}%)")
+            for label, t in data["transfer"].items()
+        ]
+        echo("  children with / without another task's elite in the prompt: " + "; ".join(parts))
     if data["novelty_rejected"]:
         echo(
             f"  duplicates: {data['novelty_rejected']} candidates were "

@@ -28,7 +28,22 @@ def _spending_options(func):
 
 @click.command()
 @click.argument("problem")
-@click.option("--budget", type=int, help="Evaluations to spend, the seed's included.")
+@click.option(
+    "--budget",
+    type=int,
+    help="Evaluations to spend, the seed's included; for a suite, in total across its tasks.",
+)
+@click.option(
+    "--budget-per-task",
+    type=int,
+    help="Suites: run each task on its own, one after the other, with this budget each.",
+)
+@click.option(
+    "--allocation",
+    type=click.Choice(["bandit", "equal"]),
+    help="Suites: grant evaluations where recent improvement is (bandit) or split the budget "
+    "equally ([suite] allocation).",
+)
 @click.option("--seed", type=int, help="Random seed (reproducible with --workers 1).")
 @click.option("--islands", type=int, help="Number of islands.")
 @click.option(
@@ -82,7 +97,8 @@ def _spending_options(func):
 )
 @click.option(
     "--selection",
-    help="Parent selection: uniform, tournament, rank, fitness_weighted, or a plugin's.",
+    help="Parent selection: uniform, tournament, rank, fitness_weighted, pareto_instances "
+    "(per-instance leaders, for problems that declare instances), or a plugin's.",
 )
 @click.option(
     "--target",
@@ -113,15 +129,20 @@ def run(
     target,
     seed_file,
     max_context,
+    budget_per_task,
+    allocation,
     **flags,
 ):
     """Start an evolution run on PROBLEM: a built-in name, a problem folder or spec file, a
-    KernelBench task file (or a folder of them, run as a batch), an OpenEvolve folder, or a
-    suite (kernel_suite, pallas_suite).
+    KernelBench task file, an OpenEvolve folder, or a suite: kernel_suite, pallas_suite,
+    pie_suite, a folder of KernelBench tasks or of problem folders. A suite is one run with
+    one budget (--budget, in total), granted to its tasks as they improve; --budget-per-task N
+    runs each task on its own instead.
 
     \b
     Example:
         evoforge run circle_packing --budget 300 --seed 1
+        evoforge run pie_suite --budget 600
         evoforge run KernelBench/level1/19_ReLU.py --target triton --budget 20
         evoforge run openevolve/examples/function_minimization --budget 50
     """
@@ -145,7 +166,16 @@ def run(
     island_flags = {k: v for k, v in island_flags.items() if v is not None}
     if island_flags:
         flag_data["islands"] = island_flags
+    if allocation is not None:
+        flag_data["suite"] = {"allocation": allocation}
     origin = str(config_file or "command line")
+    if not resolved.batch and budget_per_task is not None:
+        raise click.UsageError(f"--budget-per-task applies to suites; {problem} is one problem")
+    total = flag_data.pop("budget", None) if resolved.batch else None
+    if budget_per_task is not None:
+        if total is not None:
+            raise click.UsageError("give --budget (the suite's) or --budget-per-task, not both")
+        flag_data["budget"] = budget_per_task
 
     def settings(one) -> dict:
         data = layered(one.run_defaults, file_data, flag_data)
@@ -154,9 +184,12 @@ def run(
         return data
 
     if resolved.batch:
-        from evoforge.evolve.cli._batch import run_batch_command
+        from evoforge.evolve.cli._batch import run_batch_command, run_suite_command
 
-        run_batch_command(resolved, settings, db, quiet)
+        if budget_per_task is not None:
+            run_batch_command(resolved, settings, db, quiet)
+        else:
+            run_suite_command(problem, resolved, settings, db, quiet, total)
         return
     config = RunConfig.from_dict(settings(resolved.problems[0]), origin=origin)
     _run_to_end(
@@ -171,16 +204,24 @@ def run(
 @db_option
 @_quiet_option
 def resume(run_id, budget, usd_budget, token_budget, db, quiet):
-    """Continue RUN_ID (default: the latest run) after any stop, kill -9 included.
+    """Continue RUN_ID (default: the latest run) after any stop, kill -9 included. RUN_ID may
+    be a suite's id (or one of its tasks' runs): the suite goes on, and --budget raises its
+    total.
 
     \b
     Example:
         evoforge resume circle_packing-20261122-031500-a1b2 --budget 600
+        evoforge resume suite-pie_suite-20261127-172322-9f91
     """
+    from evoforge.evolve.cli._batch import resume_suite_command, suite_to_resume
     from evoforge.evolve.cli._common import require_db
     from evoforge.evolve.run import resume_run
 
     require_db(db)
+    suite = suite_to_resume(db, run_id)
+    if suite is not None:  # a suite, or a task of one: the suite goes on
+        resume_suite_command(suite, db, quiet, budget)
+        return
     _run_to_end(
         lambda progress: resume_run(
             run_id,

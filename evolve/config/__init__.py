@@ -17,5 +17,9 @@ if TYPE_CHECKING:
         layered as layered,
         load_config_file as load_config_file,
     )
+    from evoforge.evolve.config._suite import (
+        Allocation as Allocation,
+        SuiteConfig as SuiteConfig,
+    )
 
 __getattr__, __dir__, __all__ = lazy_package(__name__)

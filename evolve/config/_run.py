@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from evoforge.base.settings import ConfigError, Settings
+from evoforge.evolve.config._suite import SuiteConfig
 from evoforge.evolve.models import ModelSpec, ModelString, Policy, RetryPolicy
 from evoforge.evolve.offline import MODEL as OFFLINE_MODEL
 from evoforge.evolve.prompts import ModeConfig, PromptConfig
@@ -78,6 +79,8 @@ class RunConfig(Settings):
         islands: the island model (``[islands]``).
         search: built-in descriptors, tolerant edits, the novelty filter and prompt
             co-evolution (``[search]``; see :class:`~evoforge.evolve.SearchConfig`).
+        suite: how a suite's one budget is spread over its tasks (``[suite]``; see
+            :class:`~evoforge.evolve.config.SuiteConfig`); a lone problem ignores it.
 
     Example::
 
@@ -117,6 +120,7 @@ class RunConfig(Settings):
     tune: bool = True
     islands: IslandConfig = Field(default_factory=IslandConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
+    suite: SuiteConfig = Field(default_factory=SuiteConfig)
 
     @field_validator("models", mode="before")
     @classmethod
@@ -178,7 +182,8 @@ class RunConfig(Settings):
 
 def load_config_file(path: Path) -> dict[str, Any]:
     """Read a TOML run configuration: top-level keys as in :class:`RunConfig`, tables
-    ``[islands]``, ``[modes]``, ``[prompts]``, ``[retry]`` and ``[[models]]``.
+    ``[islands]``, ``[modes]``, ``[prompts]``, ``[retry]``, ``[search]``, ``[suite]`` and
+    ``[[models]]``.
 
     Raises:
         ConfigError: the file is missing or is not valid TOML.

@@ -39,6 +39,7 @@ from starlette.staticfiles import StaticFiles
 from evoforge.archive import Archive
 from evoforge.evolve.dashboard import _pages
 from evoforge.evolve.dashboard._highlight import highlight_diff, highlight_python, style_css
+from evoforge.evolve.dashboard._suite_page import SuiteNotFound, suite_page
 
 log = logging.getLogger("evoforge.dashboard")
 PACKAGE = importlib.resources.files("evoforge.evolve.dashboard")
@@ -141,7 +142,7 @@ def create_app(
 
             try:
                 found = await run_in_threadpool(data, request)
-            except (_pages.NotFound, ValueError) as exc:
+            except (_pages.NotFound, SuiteNotFound, ValueError) as exc:
                 return _error(env, 404, str(exc), version)
             body = env.get_template(f"{template}.html").render(
                 data=found, page=template, version=version, poll_ms=poll_ms, db=db.name
@@ -153,7 +154,7 @@ def create_app(
 
             try:
                 found = await run_in_threadpool(data, request)
-            except (_pages.NotFound, ValueError) as exc:
+            except (_pages.NotFound, SuiteNotFound, ValueError) as exc:
                 return Response(
                     _pages.to_json({"error": str(exc)}), 404, media_type="application/json"
                 )
@@ -169,6 +170,7 @@ def create_app(
     for path, template, builder, params in (
         ("/", "runs", _pages.runs_page, ()),
         ("/compare", "compare", _pages.compare_page, ()),
+        ("/suites/{suite_id}", "suite", suite_page, ("suite_id",)),
         ("/runs/{run_id}", "run", _pages.run_page, ("run_id",)),
         ("/runs/{run_id}/grid", "grid", _pages.grid_page, ("run_id",)),
         ("/runs/{run_id}/pareto", "pareto", _pages.pareto_page, ("run_id",)),

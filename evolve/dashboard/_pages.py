@@ -100,11 +100,16 @@ def runs_page(archive: Archive) -> dict[str, Any]:
     for run in runs:
         view = _view(archive, run)
         rows.append({**run_summary(run, view), **_objective_info(view)})
+    from evoforge.evolve.dashboard._suite_page import suites_summary
+
+    suites = suites_summary(archive)
     return {
         "title": "Runs",
         "live": any(r["status"] == "running" for r in rows),
-        "stamp": [(r["id"], r["updated_at"]) for r in rows],
+        "stamp": [(r["id"], r["updated_at"]) for r in rows]
+        + [(s["id"], s["updated_at"]) for s in suites],
         "runs": rows,
+        "suites": suites,
     }
 
 
@@ -142,6 +147,7 @@ def run_page(archive: Archive, run_id: str) -> dict[str, Any]:
                 for b in timeline.buckets
             ],
             "top": [_program_row(p, view) for p in archive.top(run.id, TOP_PROGRAMS)],
+            "suite": archive.suite_of_run(run.id),  # [suite id, task] of a suite's task
         }
 
     return CACHE.get(_key(archive, run, "run"), compute)

@@ -80,6 +80,13 @@ if TYPE_CHECKING:
         run_summary as run_summary,
         step_dict as step_dict,
     )
+    from evoforge.evolve.mining._suites import (
+        ENDED as ENDED,
+        SuiteTaskView as SuiteTaskView,
+        SuiteView as SuiteView,
+        gain_of as gain_of,
+        suite_view as suite_view,
+    )
     from evoforge.evolve.mining._timeline import (
         MAX_BUCKETS as MAX_BUCKETS,
         Bucket as Bucket,

@@ -121,6 +121,7 @@ def run_stats(
         },
         "status_labels": {s: STATUS_LABELS[s] for s in statuses if s in STATUS_LABELS},
         "novelty_rejected": statuses.get("duplicate", 0),
+        "transfer": _transfer(archive, run.id),
         "grid": {
             "cells": cells,
             "elites": grid.num_elites,
@@ -136,6 +137,18 @@ def run_stats(
         "unpriced_calls": sum(u.unpriced for u in usage),
         "models": [u.to_dict() for u in usage],
         "cost": call_cost(archive, run.id).to_dict(),
+    }
+
+
+def _transfer(archive: Archive, run_id: str) -> dict[str, Any] | None:
+    """Children with and without another task's elite in their prompt (a suite's task with
+    cross-task transfer on), and each group's improvement rate; None when no child had one."""
+    outcomes = archive.transfer_outcomes(run_id)
+    if not outcomes[True][0]:
+        return None
+    return {
+        label: {"children": n, "improved": better, "rate": better / n if n else None}
+        for label, (n, better) in (("with", outcomes[True]), ("without", outcomes[False]))
     }
 
 

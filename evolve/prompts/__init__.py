@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     )
     from evoforge.evolve.prompts._context import (
         FailedAttempt as FailedAttempt,
+        Foreign as Foreign,
         PromptContext as PromptContext,
         gather_context as gather_context,
         short_diff as short_diff,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from evoforge.evolve.prompts._memory import OptimizationMemory as OptimizationMemory
     from evoforge.evolve.prompts._messages import (
         CURRENT_PROGRAM_HEADING as CURRENT_PROGRAM_HEADING,
+        FOREIGN_HEADING as FOREIGN_HEADING,
         INSPIRATION_HEADING as INSPIRATION_HEADING,
         SECOND_PARENT_HEADING as SECOND_PARENT_HEADING,
         build_messages as build_messages,

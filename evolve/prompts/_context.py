@@ -51,6 +51,35 @@ class FailedAttempt:
 
 
 @dataclass(frozen=True)
+class Foreign:
+    """An elite of another task of the suite, offered as an inspiration (cross-task transfer).
+
+    Attributes:
+        task: that task's problem name (the prompt names it).
+        run_id: that task's run.
+        program: the elite; its score is on that task's scale, not this one's.
+    """
+
+    task: str
+    run_id: str
+    program: Program
+
+    @property
+    def ref(self) -> str:
+        """``run id/program id``: how a child records it (``Program.transfer_from``)."""
+        return f"{self.run_id}/{self.program.id}"
+
+    @property
+    def note(self) -> str:
+        """What the prompt says above it."""
+        return (
+            f"A program of the related task {self.task}, not of this problem: its score and "
+            "metrics are that task's and cannot be compared with this one's. Borrow its ideas, "
+            "not what only fits that task."
+        )
+
+
+@dataclass(frozen=True)
 class PromptContext:
     """Everything one candidate's prompt shows besides the problem.
 
@@ -69,6 +98,9 @@ class PromptContext:
             ``lineage_failures``.
         editable_note: which lines of the parent may change and that the rest is read-only
             (:func:`~evoforge.evolve.prompts.editable_note`), shown above it; ``""``: none.
+        foreign: elites of other tasks of the suite, shown after the inspirations and
+            labelled as another task's (cross-task transfer); left out first when the prompt
+            is too large.
     """
 
     mode: Mode
@@ -81,6 +113,7 @@ class PromptContext:
     parent_diff: str = ""
     nothing_new: tuple[NothingNew, ...] = ()
     editable_note: str = ""
+    foreign: tuple[Foreign, ...] = ()
 
     def __post_init__(self) -> None:
         if self.mode is Mode.CROSSOVER and self.second_parent is None:

@@ -52,6 +52,8 @@ CURRENT_PROGRAM_HEADING = "## Current program"
 """A prompt line starting with this is followed by the program to change, fenced."""
 INSPIRATION_HEADING = "## Inspiration"
 """Each prompt line starting with this is followed by one inspiration program, fenced."""
+FOREIGN_HEADING = f"{INSPIRATION_HEADING} from another task"
+"""Heading of another task's elite (cross-task transfer): an inspiration heading too."""
 SECOND_PARENT_HEADING = f"{INSPIRATION_HEADING}: second parent"
 """Heading of the crossover partner; an inspiration heading, so the offline model uses it."""
 
@@ -144,10 +146,11 @@ class _Layout:
             _top_entry(i, p, shown.get(p.id), problem.language)
             for i, p in enumerate(context.top_programs, 1)
         ]
+        foreign = [(f"{FOREIGN_HEADING} ({f.task})", f.program, f.note) for f in context.foreign]
         self.inspirations = [
             _program_section(f"{INSPIRATION_HEADING} {i}", p, problem.language)
             for i, p in enumerate(context.inspirations, 1)
-        ]
+        ] + [_program_section(h, p, problem.language, n) for h, p, n in foreign]  # cut first
         error_chars = config.artifact_chars // _FAILURE_ERROR_SHARE
         self.failures = [
             _failure_section(f, context.parent.id, error_chars) for f in context.lineage_failures

@@ -181,4 +181,5 @@ def without_answers(context: PromptContext) -> PromptContext:
         lineage_failures=tuple(
             dataclasses.replace(f, program=bare(f.program)) for f in context.lineage_failures
         ),
+        foreign=tuple(dataclasses.replace(f, program=bare(f.program)) for f in context.foreign),
     )

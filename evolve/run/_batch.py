@@ -155,7 +155,7 @@ async def run_batch(
             run, report = await start_run(
                 config, db, progress=progress(problem), handle_signals=handle_signals
             )
-            result = task_result(db, problem, run.id)
+            result = task_result(db, problem.name, run.id)
         except SeedError as exc:
             with Archive(db) as archive:
                 latest = archive.latest_run()
@@ -171,8 +171,8 @@ async def run_batch(
     return results
 
 
-def task_result(db: Path, problem: Problem, run_id: str) -> TaskResult:
-    """A task's result from its run in the archive."""
+def task_result(db: Path, problem: str, run_id: str) -> TaskResult:
+    """The result of task ``problem`` (its name) from its run in the archive."""
     with Archive(db) as archive:
         info = archive.run(run_id)
         best = archive.get_program(run_id, info.best_program_id) if info.best_program_id else None
@@ -187,7 +187,7 @@ def task_result(db: Path, problem: Problem, run_id: str) -> TaskResult:
         return float(value) if isinstance(value, int | float) else None
 
     return TaskResult(
-        problem=problem.name,
+        problem=problem,
         run_id=run_id,
         status=info.status,
         reason=info.stop_reason or "",

@@ -46,7 +46,7 @@ from evoforge.evolve.proposals import (
     Question,
     in_process_providers,
 )
-from evoforge.evolve.run._endings import Budgets, Ending
+from evoforge.evolve.run._endings import Allowance, Budgets, Ending
 from evoforge.evolve.run._recorder import Recorder
 from evoforge.evolve.run._snapshot import (
     EngineTimings,
@@ -54,7 +54,7 @@ from evoforge.evolve.run._snapshot import (
     SessionReport,
     Snapshot,
 )
-from evoforge.evolve.search import Asking, SearchState
+from evoforge.evolve.search import Asking, SearchState, TransferSource
 from evoforge.islands import Outcome, fingerprint
 from evoforge.plugins import pm
 
@@ -125,6 +125,9 @@ class Controller(Recorder):
         *,
         progress: Progress | None = None,
         proposer: Proposer | None = None,
+        allowance: Allowance | None = None,
+        eval_slots: asyncio.Semaphore | None = None,
+        transfer: TransferSource | None = None,
     ) -> None:
         # Built-in descriptors, novelty filter, prompt variants; the problem as it is binned.
         self.search = SearchState(archive, run, problem, config)
@@ -156,6 +159,9 @@ class Controller(Recorder):
         self._stop = asyncio.Event()
         self._stop_reason = ""
         self.budgets = Budgets(config, self.snapshot, run.elapsed_s or 0.0)
+        # A suite's task: more budget is granted as it is spent, and evaluation slots are
+        # shared with the suite's other tasks.
+        self.allowance, self._shared_slots = allowance, eval_slots
         self.pool = ModelPool(
             config.ensemble_specs,
             policy=config.ensemble,
@@ -164,7 +170,9 @@ class Controller(Recorder):
         )
         self.pool.replay(model_outcomes(archive, run.id))  # the bandit remembers across sessions
         # What each candidate asks: selection, mode, context, model; repeated requests varied.
-        self.asking = Asking(archive, run, problem, config, islands, self.search, self.pool)
+        self.asking = Asking(
+            archive, run, problem, config, islands, self.search, self.pool, transfer
+        )
 
     # --- public ------------------------------------------------------------------------------
 
@@ -204,7 +212,7 @@ class Controller(Recorder):
 
     async def _steady_state(self) -> SessionReport:
         model_slots = asyncio.Semaphore(self.config.model_slots)
-        eval_slots = asyncio.Semaphore(self.config.workers)
+        eval_slots = self._shared_slots or asyncio.Semaphore(self.config.workers)
         max_pending = (
             1 if self.config.reproducible else (self.config.model_slots + 2 * self.config.workers)
         )
@@ -214,9 +222,12 @@ class Controller(Recorder):
         try:
             while not self._stop.is_set():
                 ending = ending or self.budgets.ending()
+                if ending and ending.spent and not tasks and self.allowance is not None:
+                    ending = await self._extend(stop_waiter)
+                    continue
                 if ending and (not tasks or not ending.drain):
                     break
-                room = self.snapshot.evaluations + self._reserved < self.config.budget
+                room = self.snapshot.evaluations + self._reserved < self.budgets.evaluations
                 if not ending and room and len(tasks) < max_pending:
                     seq, self._next_seq = self._next_seq, self._next_seq + 1
                     self._reserved += 1
@@ -239,6 +250,29 @@ class Controller(Recorder):
             return self._end("stopped", self._stop_reason)
         assert ending is not None
         return self._end(ending.status, ending.reason)
+
+    async def _extend(self, stop_waiter: asyncio.Task[bool]) -> Ending | None:
+        """Ask the allowance for more budget (the session's spent, nothing is in flight):
+        None to go on with the new budget, or the ending; a stop meanwhile wins."""
+        assert self.allowance is not None
+        waited = time.monotonic()
+        asked = asyncio.ensure_future(self.allowance.extend(self.snapshot.evaluations))
+        try:
+            await asyncio.wait({asked, stop_waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not asked.done():
+                asked.cancel()
+                await asyncio.gather(asked, return_exceptions=True)
+            self.budgets.idle(time.monotonic() - waited)  # waiting is not running
+        if self._stop.is_set():
+            return None  # the loop ends the session as stopped
+        answer = asked.result()
+        if isinstance(answer, Ending):
+            return answer
+        if answer <= self.snapshot.evaluations:
+            raise ValueError(f"an allowance granted {answer} evaluations, no more than spent")
+        self.budgets.extend(answer)
+        return None
 
     # --- one candidate -----------------------------------------------------------------------
 
@@ -347,6 +381,8 @@ class Controller(Recorder):
             inspirations=partners,
             edit=_stored_answer(completion.text),
             prompt_variant=variant,
+            # another task's elite its prompt offered (cross-task transfer), if any
+            transfer_from=context.foreign[0].ref if context.foreign else None,
         )
         applied = proposal.child
         if applied is None:
@@ -460,7 +496,7 @@ class Controller(Recorder):
 
     def _take_trial(self) -> bool:
         """Reserve one evaluation of the budget for a knob-tuning trial, if there is room."""
-        if self.snapshot.evaluations + self._reserved >= self.config.budget:
+        if self.snapshot.evaluations + self._reserved >= self.budgets.evaluations:
             return False
         self._reserved += 1
         return True

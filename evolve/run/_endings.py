@@ -1,6 +1,10 @@
 """When a session ends: the budgets of a run (evaluations, wall time, US dollars, tokens), a
 model outage, a model error that retrying will not fix and that keeps coming back, and a
-streak of attempts that produced nothing evaluable."""
+streak of attempts that produced nothing evaluable.
+
+A run's evaluation budget is fixed, or granted in parts while the session runs
+(:class:`Allowance`: a suite's scheduler grants each task more as it decides).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from evoforge.evolve.mining import mask_numbers
 
@@ -33,9 +37,20 @@ class Ending:
     """Why a session ends; ``drain``: let in-flight candidates finish (else cancel them; they
     are redone on resume)."""
 
-    status: str  # finished | failed
+    status: str  # finished | stopped | failed
     reason: str
     drain: bool = True
+    spent: bool = False  # the evaluation budget was reached (an allowance may extend it)
+
+
+class Allowance(Protocol):
+    """An evaluation budget granted in parts while a session runs (a suite's task)."""
+
+    async def extend(self, evaluations: int) -> int | Ending:
+        """The session has spent its budget (``evaluations``) and has nothing in flight:
+        its new, larger budget, or how it ends. It may wait (for a decision, for other
+        tasks); the session stops meanwhile if asked to."""
+        ...
 
 
 class Budgets:
@@ -47,6 +62,7 @@ class Budgets:
 
     def __init__(self, config: RunConfig, snapshot: Snapshot, elapsed_base: float) -> None:
         self.config, self.snapshot = config, snapshot
+        self.evaluations = config.budget  # raised by an allowance while the session runs
         self._elapsed_base = elapsed_base
         self._session_start: float | None = None
         self.outage: str | None = None  # why every model is failing, once the pool says so
@@ -98,6 +114,14 @@ class Budgets:
         if isinstance(seconds, int | float) and math.isfinite(seconds) and seconds > 0:
             self._elapsed_base += float(seconds)
 
+    def extend(self, evaluations: int) -> None:
+        """Raise the evaluation budget (an :class:`Allowance` granted more)."""
+        self.evaluations = self.snapshot.budget = evaluations
+
+    def idle(self, seconds: float) -> None:
+        """Leave ``seconds`` the session spent waiting for a grant out of its active time."""
+        self._elapsed_base -= seconds
+
     def elapsed(self) -> float:
         """Active wall time of the run: earlier sessions', the seed's evaluation
         (:meth:`count_seed`), plus this session's since it could propose (start-up, which is
@@ -115,8 +139,10 @@ class Budgets:
     def ending(self) -> Ending | None:
         """The first budget or failure condition reached, or None to go on."""
         config = self.config
-        if self.snapshot.evaluations >= config.budget:
-            return Ending("finished", f"budget of {config.budget} evaluations reached")
+        if self.snapshot.evaluations >= self.evaluations:
+            return Ending(
+                "finished", f"budget of {self.evaluations} evaluations reached", spent=True
+            )
         if config.max_wall_s is not None and self.elapsed() >= config.max_wall_s:
             return Ending(
                 "finished", f"wall-time budget of {config.max_wall_s:g} s reached", drain=False

@@ -16,7 +16,7 @@ from evoforge.evaluators import Evaluator, evaluator_class
 from evoforge.evaluators.tuning import tuning_unavailable
 from evoforge.evolve.config import ConfigError, RunConfig
 from evoforge.evolve.prompts import PromptTemplateError, load_templates
-from evoforge.islands import Strategy
+from evoforge.islands import Strategy, per_instance
 from evoforge.plugins import selection_strategy
 from evoforge.problems import (
     PASSED,
@@ -45,6 +45,12 @@ class SessionParts:
 def prepare_session(problem: Problem, config: RunConfig) -> SessionParts:
     """Resolve the selection strategy and the evaluator, and check it can run on this host."""
     strategy = selection_strategy(config.islands.selection)
+    if per_instance(strategy) and problem.instances is None:
+        raise ConfigError(
+            f"selection {config.islands.selection!r} chooses parents by per-instance scores, "
+            f"and {problem.name} declares none; declare where evaluate() returns them "
+            '(instances = {"metric": "...", "direction": "..."}) or choose another selection'
+        )
     cls = evaluator_class(problem.evaluator)
     if config.executor == "ray":  # ask a node of the cluster, not this host
         from evoforge.evaluators.executors import probe

@@ -64,6 +64,7 @@ class Recorder:
         fp: Fingerprint | None = None,
         prompt_variant: str | None = None,
         edit_match: str | None = None,
+        transfer_from: str | None = None,
     ) -> Program:
         """The row of one attempt; ``fp``: the fingerprint of ``source`` when known.
 
@@ -91,6 +92,7 @@ class Recorder:
             ast_key=key,
             prompt_variant=prompt_variant,
             edit_match=edit_match,
+            transfer_from=transfer_from,
         )
 
     def _reject(

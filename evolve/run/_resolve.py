@@ -1,6 +1,7 @@
-"""What ``evoforge run X`` runs: a registered problem, a problem folder or spec file, a suite,
-or a path in another format made into problems by an adapter (KernelBench task files and
-folders, OpenEvolve folders: :mod:`evoforge.problems.adapters`)."""
+"""What ``evoforge run X`` runs: a registered problem, a problem folder or spec file, a suite
+(a built-in one, or a folder of problem folders), or a path in another format made into
+problems by an adapter (KernelBench task files and folders, OpenEvolve folders:
+:mod:`evoforge.problems.adapters`)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ class Resolved:
     Attributes:
         problems: one problem, or the tasks of a batch.
         notes: what an adapter decided or ignored, one line each (for stderr).
-        batch: run every problem, one after the other, and report the suite's metrics.
+        batch: a suite of several problems (one run with one budget, or one run each).
         adapter: the adapter that made the problems ("" for evoforge problems).
     """
 
@@ -55,10 +56,15 @@ def resolve(
         adapted = adapt(path, target=target, seed_file=seed_file)
         if adapted is not None:
             return Resolved(adapted.problems, adapted.notes, adapted.batch, adapted.adapter)
+        folders = _problem_folders(path)
+        if folders:  # a folder of problem folders: a suite
+            _no_adapter_options(ref, target, seed_file)
+            return Resolved(tuple(load_problem(f) for f in folders), batch=True)
         if path.is_dir():
             raise ConfigError(
                 f"{path} is not a problem: expected a problem folder ({SPEC_FILENAME} "
-                "declaring name, objectives and evaluate(), plus a seed), a KernelBench task "
+                "declaring name, objectives and evaluate(), plus a seed) or a folder of them "
+                "(a suite), a KernelBench task "
                 "file or a folder of them (class Model, get_inputs, get_init_inputs), an "
                 "OpenEvolve folder (initial_program.* and evaluator.py), or a repository with "
                 "an evoforge.toml (files to evolve, a check and a measure command)"
@@ -99,6 +105,17 @@ def resolve_problem(ref: str) -> Problem:
             "`evoforge run` on the command line, or name one of them"
         )
     return resolved.problems[0]
+
+
+def _problem_folders(path: Path) -> list[Path]:
+    """The problem folders directly inside ``path`` (a suite of them), by name."""
+    if not path.is_dir():
+        return []
+    return sorted(
+        child
+        for child in path.iterdir()
+        if child.is_dir() and not child.name.startswith((".", "_")) and _is_spec(child)
+    )
 
 
 def _is_spec(path: Path) -> bool:

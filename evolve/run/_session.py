@@ -17,6 +17,7 @@ from evoforge.archive import Archive, ArchiveWriteError, RunInfo, RunLock
 from evoforge.evaluators import Evaluator
 from evoforge.evolve.config import ConfigError, RunConfig
 from evoforge.evolve.run._controller import Controller, make_proposer
+from evoforge.evolve.run._endings import Allowance
 from evoforge.evolve.run._host_fit import (
     SessionParts,
     correctness_only,
@@ -26,6 +27,7 @@ from evoforge.evolve.run._host_fit import (
 )
 from evoforge.evolve.run._resolve import resolve_problem
 from evoforge.evolve.run._snapshot import Progress, SessionReport
+from evoforge.evolve.search import TransferSource
 from evoforge.islands import Islands
 from evoforge.problems import (
     PASSED,
@@ -87,6 +89,8 @@ async def start_run(
     progress: Progress | None = None,
     handle_signals: bool = False,
     stop: StopEvent | None = None,
+    run_id: str | None = None,
+    suite: SuiteShare | None = None,
 ) -> tuple[RunInfo, SessionReport]:
     """Create a run of ``config.problem`` in the archive at ``db`` and run one session.
 
@@ -98,6 +102,9 @@ async def start_run(
             restored afterwards. Main thread only (elsewhere it does nothing).
         stop: an event (``threading.Event`` or ``asyncio.Event``) that stops the session
             cleanly once set.
+        run_id: the new run's id (default: a readable unique one).
+        suite: the run is a suite's task: its budget grows as the suite grants it, and its
+            evaluations share the suite's slots.
 
     Raises:
         ConfigError: a setting or the problem cannot run here (nothing is written then).
@@ -107,9 +114,9 @@ async def start_run(
     """
     problem = resolve_problem(config.problem)
     parts = prepare_session(problem, config)  # before the run exists: a bad setting leaves no trace
-    options = SessionOptions(progress, handle_signals, stop)
+    options = SessionOptions(progress, handle_signals, stop, suite)
     with Archive(db) as archive:
-        run = archive.create_run(problem, config=config.to_dict(), seed=config.seed)
+        run = archive.create_run(problem, config=config.to_dict(), seed=config.seed, run_id=run_id)
         with _writer_lock(archive, run.id):
             return run, await _session(archive, run, problem, config, parts, "run_start", options)
 
@@ -124,6 +131,7 @@ async def resume_run(
     progress: Progress | None = None,
     handle_signals: bool = False,
     stop: StopEvent | None = None,
+    suite: SuiteShare | None = None,
 ) -> tuple[RunInfo, SessionReport]:
     """Continue a run from the archive (the latest when ``run_id`` is None) after any stop,
     ``kill -9`` included; ``budget``, ``usd_budget`` and ``token_budget`` raise its budgets.
@@ -145,7 +153,7 @@ async def resume_run(
                 archive,
                 run,
                 {"budget": budget, "usd_budget": usd_budget, "token_budget": token_budget},
-                SessionOptions(progress, handle_signals, stop),
+                SessionOptions(progress, handle_signals, stop, suite),
             )
 
 
@@ -172,7 +180,7 @@ async def _resume_locked(
     if raised:
         config = config.replace(**raised)
         archive.update_run(run.id, config=config.to_dict())
-    if run.evaluations >= config.budget:
+    if run.evaluations >= config.budget and options.suite is None:  # a suite grants more
         raise ConfigError(
             f"run {run.id} already spent its budget of {config.budget} "
             "evaluations; pass --budget N with a larger N to continue it"
@@ -225,12 +233,24 @@ class StopEvent(Protocol):
 
 
 @dataclass(frozen=True)
+class SuiteShare:
+    """What a suite's task session shares with the suite: its budget comes in grants
+    (``allowance``), its evaluations take the suite's slots (``eval_slots``), and its prompts
+    may offer other tasks' elites (``transfer``, None when transfer is off)."""
+
+    allowance: Allowance
+    eval_slots: asyncio.Semaphore
+    transfer: TransferSource | None = None
+
+
+@dataclass(frozen=True)
 class SessionOptions:
     """How a session reports and stops (see :func:`start_run`)."""
 
     progress: Progress | None = None
     handle_signals: bool = False
     stop: StopEvent | None = None
+    suite: SuiteShare | None = None
 
 
 async def _session(
@@ -264,7 +284,7 @@ async def _session(
         archive.update_run(run.id, status="running", stop_reason=None)
     # From here the row says "running": every way out below records how the session ended.
     try:
-        islands = Islands(archive, run.id, config.islands, parts.strategy)
+        islands = Islands(archive, run.id, config.islands, parts.strategy, parts.problem.instances)
         proposer = make_proposer(parts.problem, config)
         await proposer.start()  # the workers import litellm while the evaluators start
         try:
@@ -299,6 +319,9 @@ async def _session(
                     islands,
                     progress=options.progress,
                     proposer=proposer,
+                    allowance=options.suite.allowance if options.suite else None,
+                    eval_slots=options.suite.eval_slots if options.suite else None,
+                    transfer=options.suite.transfer if options.suite else None,
                 )
                 with _stop_on_signals(controller, options.handle_signals):
                     async with _stop_on_event(controller, options.stop):

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         REDRAWS as REDRAWS,
         Asking as Asking,
         Plan as Plan,
+        TransferSource as TransferSource,
     )
     from evoforge.evolve.search._config import SearchConfig as SearchConfig
     from evoforge.evolve.search._requests import (

@@ -30,7 +30,7 @@ Draws: the first plan uses the candidate's generator exactly as before this modu
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -39,6 +39,7 @@ import numpy as np
 from evoforge.evolve.prompts import (
     FOCUS,
     FRAGMENTS,
+    Foreign,
     Mode,
     OptimizationMemory,
     PromptContext,
@@ -68,6 +69,11 @@ REST_STREAM = 7
 """Stream of the selection drawn again when the first one picked a resting parent."""
 NOTHING_NEW_SHOWN = 3
 """Attempts from the parent that gave nothing new shown in a prompt."""
+TRANSFER_STREAM = 8
+"""Stream of the candidate's generators that cross-task transfer draws from."""
+
+TransferSource = Callable[[np.random.Generator], Foreign | None]
+"""Where a suite's task gets another task's elite for a prompt (None: none this time)."""
 
 
 @dataclass(frozen=True)
@@ -104,9 +110,11 @@ class Asking:
         islands: Islands,
         search: SearchState,
         pool: ModelPool,
+        transfer: TransferSource | None = None,
     ) -> None:
         self.archive, self.run, self.problem, self.config = archive, run, problem, config
         self.islands, self.search, self.pool = islands, search, pool
+        self.transfer = transfer  # a suite's task with cross-task transfer on
         self.memory = OptimizationMemory(refresh_every=config.memory_every)
         self.ledger = RequestLedger() if config.search.request_variation else None
         self.repairing: set[str] = set()  # failed programs that candidates are repairing
@@ -130,6 +138,8 @@ class Asking:
             else choose_mode(rng, modes, can_crossover=bool(selection.inspirations))
         )
         context = self._context(selection, mode, rng, failed, evaluations)
+        foreign = self._foreign(seq) if failed is None else ()  # a fix borrows nothing
+        context = dataclasses.replace(context, foreign=foreign)
         spec = self.pool.choose(rng)
         model_seed = int(rng.integers(2**31 - 1))
         variant = self.search.choose_variant(seq)
@@ -165,6 +175,13 @@ class Asking:
                 self.ledger.abandon(plan.key)
 
     # --- parts -------------------------------------------------------------------------------
+
+    def _foreign(self, seq: int) -> tuple[Foreign, ...]:
+        """Another task's elite for this candidate's prompt, when the suite offers one."""
+        if self.transfer is None:
+            return ()
+        found = self.transfer(np.random.default_rng([self.run.seed, seq, TRANSFER_STREAM]))
+        return () if found is None else (found,)
 
     def _select(self, island: int, seq: int, rng: np.random.Generator) -> Selection:
         """The island's selection; drawn again, past the parent, when that parent rests."""
@@ -247,6 +264,7 @@ class Asking:
             selection = self._select(island, seq, rng)
             mode = choose_mode(rng, self.config.modes, can_crossover=bool(selection.inspirations))
             drawn = self._context(selection, mode, rng, None, evaluations)
+            drawn = dataclasses.replace(drawn, foreign=first[0].foreign)  # the same offer
             fragment = FRAGMENTS[(start + k - REDRAWS - 1) % len(FRAGMENTS)]
             for context in [drawn] if k <= REDRAWS else self._other_modes(drawn):
                 tried = templates

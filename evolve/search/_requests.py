@@ -66,6 +66,7 @@ def request_key(
         "parent": context.parent.id,
         "second": None if second is None else second.id,
         "inspirations": [p.id for p in context.inspirations],
+        "foreign": [f.ref for f in context.foreign],
         "top": [p.id for p in context.top_programs],
         "failures": [f.program.id for f in context.lineage_failures],
         "nothing_new": [n.program.id for n in context.nothing_new],

@@ -28,7 +28,7 @@ EXPECTED_COLUMNS = {
         "artifacts_json": "TEXT", "timings_json": "TEXT", "device_json": "TEXT",
         "inspirations_json": "TEXT", "model": "TEXT", "created_at": "REAL",
         "evaluations": "INTEGER", "edit_match": "TEXT", "prompt_variant": "TEXT",
-        "ast_key": "TEXT", "source_files": "INTEGER",
+        "ast_key": "TEXT", "source_files": "INTEGER", "transfer_from": "TEXT",
     },
     "elites": {
         "run_id": "TEXT", "island": "INTEGER", "cell": "INTEGER", "program_id": "TEXT",
@@ -70,6 +70,20 @@ EXPECTED_COLUMNS = {
     "program_files": {
         "pf_run": "TEXT", "pf_program": "TEXT", "pf_path": "TEXT", "pf_blob": "INTEGER",
     },
+    "suites": {
+        "id": "TEXT", "name": "TEXT", "budget": "INTEGER", "allocation": "TEXT",
+        "config_json": "TEXT", "status": "TEXT", "stop_reason": "TEXT", "created_at": "REAL",
+        "updated_at": "REAL",
+    },
+    "suite_tasks": {
+        "suite_id": "TEXT", "ord": "INTEGER", "problem": "TEXT", "config_json": "TEXT",
+        "run_id": "TEXT",
+    },
+    "suite_grants": {
+        "suite_id": "TEXT", "seq": "INTEGER", "ord": "INTEGER", "evaluations": "INTEGER",
+        "cap": "INTEGER", "spent": "INTEGER", "gain": "REAL", "why": "TEXT",
+        "created_at": "REAL",
+    },
 }  # fmt: skip
 EXPECTED_PKS = {
     "runs": ["id"],
@@ -88,6 +102,9 @@ EXPECTED_PKS = {
     "file_blobs": ["blob_id"],
     "run_files": ["rf_run", "rf_ord"],
     "program_files": ["pf_run", "pf_program", "pf_path"],
+    "suites": ["id"],
+    "suite_tasks": ["suite_id", "ord"],
+    "suite_grants": ["suite_id", "seq"],
 }
 EXPECTED_INDEXES = {
     "idx_programs_top": ("programs", ["run_id", "status", "score", "seq"]),
@@ -102,6 +119,7 @@ EXPECTED_INDEXES = {
     ),  # fmt: skip
     "idx_programs_variant": ("programs", ["run_id", "prompt_variant", "status", "score"]),
     "idx_programs_ast_key": ("programs", ["run_id", "ast_key"]),
+    "idx_suite_tasks_run": ("suite_tasks", ["run_id"]),
 }
 
 
@@ -117,6 +135,8 @@ def test_blank_file_gets_every_table(archive: Archive) -> None:
         "m007_search_quality",
         "m008_repository_files",
         "m009_spread_and_cost",
+        "m010_suites",
+        "m011_transfer",
     ]
     assert migrations.pending(archive.db) == []
 

@@ -193,8 +193,14 @@ def test_callgrind_matches_a_direct_run_and_profiles(tmp_path):
         input=SEED.encode(),
         check=True,
     )
-    direct = sum(callgrind_directly(binary, stdin, tmp_path) for stdin, _ in TESTS)
+    each = [callgrind_directly(binary, stdin, tmp_path) for stdin, _ in TESTS]
+    direct = sum(each)
     assert abs(result.metrics["instructions"] - direct) / direct < 0.01
+    per_test = result.metrics["test_instructions"]  # per-instance scores, test by test
+    assert list(per_test) == [str(i) for i in range(len(TESTS))]
+    assert sum(per_test.values()) == result.metrics["instructions"]
+    for counted, measured in zip(per_test.values(), each, strict=True):
+        assert abs(counted - measured) / measured < 0.01
     assert "main" in result.artifacts["profile"]
     assert "EVOLVE-BLOCK-START" in result.artifacts["profile"]  # source lines annotated
 

@@ -113,3 +113,67 @@ def test_bad_problem_is_one_clear_line_and_exit_1(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1
     assert "Error: no problem 'no_such_problem'" in err and "Traceback" not in err
+
+
+def wait_for_grants(db, count, proc, timeout=180.0) -> None:
+    """Wait until the running suite has recorded ``count`` allocation decisions."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        if db.exists():
+            try:
+                with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+                    if conn.execute("select count(*) from suite_grants").fetchone()[0] >= count:
+                        return
+            except sqlite3.OperationalError:
+                pass  # schema not created yet
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {count} grants after {timeout} s")
+
+
+def test_a_suite_killed_with_kill_9_resumes_with_its_allocation_and_budget_intact(
+    make_problem, tmp_path
+):
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    for name in ("ta", "tb", "tc"):
+        spec = TRIVIAL_SPEC.replace('name = "tiny"', f'name = "{name}"')
+        make_problem(spec, TRIVIAL_SEED, name=f"suite/{name}")
+    config = tmp_path / "suite.toml"
+    config.write_text("[suite]\nfloor = 5\ngrant = 5\n")
+    db, budget = tmp_path / "s.db", 70
+    proc = evoforge(
+        "run", folder, "--budget", budget, "--workers", 1, "--seed", 2, "--config", config,
+        "--db", db, "-q",
+    )  # fmt: skip
+    wait_for_grants(db, 6, proc)  # the floors and some of the bandit's grants
+    proc.kill()  # SIGKILL: no chance to clean up
+    proc.wait()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    with Archive(db) as archive:
+        suite = archive.suites()[0]
+        assert suite.status == "running"
+        before = archive.grants(suite.id)
+        programs_before = {r.id: [p.id for p in archive.programs(r.id)] for r in archive.runs()}
+    assert sum(map(len, programs_before.values())) < budget
+
+    resumed = evoforge("resume", "--db", db, "-q")  # the latest run is a task: its suite resumes
+    out, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err
+    assert f"Suite {suite.id} finished" in out
+    with Archive(db) as archive:
+        assert archive.suite(suite.id).status == "finished"
+        after = archive.grants(suite.id)
+        assert after[: len(before)] == before  # the allocation's history is intact
+        assert sum(g.evaluations for g in after) == budget
+        runs = {r.id: r for r in archive.runs()}
+        assert len(runs) == 3 and sum(r.evaluations for r in runs.values()) == budget
+        for task in archive.suite_tasks(suite.id):
+            run = runs[task.run_id]
+            cap = sum(g.evaluations for g in after if g.ord == task.ord)
+            assert run.status == "finished" and run.evaluations == cap == run.config["budget"]
+            ids = [p.id for p in archive.programs(run.id)]
+            assert ids[: len(programs_before.get(run.id, []))] == programs_before.get(run.id, [])
+            kinds = [e.kind for e in archive.events(run.id)]
+            assert kinds[-1] == "run_finish"

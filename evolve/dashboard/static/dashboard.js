@@ -74,6 +74,7 @@
   const render = {};
 
   render.runs = function (d) {
+    drawSuites(d.suites);
     const body = document.querySelector("#runs-table tbody");
     document.getElementById("no-runs").hidden = d.runs.length > 0;
     body.replaceChildren(...d.runs.map((r) => el("tr", { "data-run": r.id },
@@ -88,6 +89,63 @@
       el("td", { text: when(r.created_at) }),
       el("td", { text: when(r.updated_at) }),
     )));
+  };
+
+  const suiteHref = (id) => "/suites/" + encodeURIComponent(id);
+  const ratio = (v) => (v === null || v === undefined ? "—" : Number(v).toPrecision(4) + "x");
+
+  function drawSuites(suites) {
+    const section = document.getElementById("suites");
+    if (!section) return;
+    section.hidden = !suites || suites.length === 0;
+    if (section.hidden) return;
+    table("suites-table", ["suite", "name", "status", "tasks", "evaluations", "allocation", "vs seeds (geomean)"],
+      suites.map((s) => [link(suiteHref(s.id), s.id), s.name, statusBadge(s.status), s.tasks,
+        s.spent + " / " + s.budget, s.allocation, ratio(s.geomean_vs_seed)]));
+  }
+
+  render.suite = function (d) {
+    const cards = [
+      ["status", statusBadge(d.status)],
+      ["evaluations", el("span", { id: "card-evaluations", text: d.spent + " / " + d.budget })],
+      ["granted", String(d.granted)],
+      ["allocation", d.allocation],
+      ["tasks", String(d.tasks.length)],
+      ["vs seeds (geometric mean)", el("span", { id: "card-geomean", text: ratio(d.geomean_vs_seed) })],
+    ];
+    document.getElementById("cards").replaceChildren(...cards.map(([name, value]) =>
+      el("div", { class: "card" }, el("div", { class: "card-name", text: name }), el("div", { class: "card-value" }, value))));
+    document.getElementById("stop-reason").textContent = d.stop_reason ? "Last stop: " + d.stop_reason : "";
+    plot("chart-allocation", d.caps.map((t) => ({
+      x: t.points.map((p) => p[0]), y: t.points.map((p) => p[2]), name: t.problem,
+      type: "scatter", mode: "lines+markers", line: { shape: "hv", width: 2 },
+    })), { title: { text: "Evaluations granted to each task, decision by decision" },
+      xaxis: { title: { text: "allocation decision" } }, yaxis: { title: { text: "evaluations granted" } } });
+    plot("chart-spent", [
+      { x: d.tasks.map((t) => t.problem), y: d.tasks.map((t) => t.spent), name: "spent", type: "bar" },
+      { x: d.tasks.map((t) => t.problem), y: d.tasks.map((t) => t.vs_seed), name: "best / seed",
+        type: "scatter", mode: "markers", yaxis: "y2", marker: { size: 10 } },
+    ], { title: { text: "Evaluations spent and best over seed" }, barmode: "group",
+      yaxis: { title: { text: "evaluations" } },
+      yaxis2: { title: { text: "best / seed" }, overlaying: "y", side: "right" } });
+    const baselines = Array.from(new Set(d.task_rows.flatMap((t) => Object.keys(t.speedups)))).sort();
+    table("tasks-table", ["task", "status", "evaluations", "grants", "best", "vs seed",
+      ...baselines.map((b) => "speedup vs " + b), "run"],
+      d.task_rows.map((t) => [t.problem, statusBadge(t.status), t.spent + " / " + t.granted, t.grants,
+        t.best_text, ratio(t.vs_seed), ...baselines.map((b) => ratio(t.speedups[b])),
+        t.run_id ? link(runHref(t.run_id), t.run_id) : "—"]));
+    const m = d.metrics;
+    const rows = [["correct", m.correct + " / " + m.tasks]];
+    for (const [b, shares] of Object.entries(m.fast_p)) {
+      rows.push(["vs " + b + ": fast_p", Object.entries(shares).map(([p, v]) => "fast_" + p + " " + v.toFixed(3)).join(", ")]);
+      rows.push(["vs " + b + ": geometric-mean speedup", ratio(m.geomean[b])]);
+    }
+    if (m.untimed) rows.push(["not timed", m.untimed]);
+    table("metrics-table", ["", ""], rows);
+    const names = Object.fromEntries(d.tasks.map((t) => [t.ord, t.problem]));
+    table("grants-table", ["#", "task", "evaluations", "cap", "spent then", "best / seed then", "why"],
+      d.grants.slice(-20).reverse().map((g) => ["#" + g.seq, names[g.ord], (g.evaluations > 0 ? "+" : "") + g.evaluations,
+        g.cap, g.spent, ratio(Math.exp(g.gain)), g.why]));
   };
 
   render.run = function (d) {

@@ -39,6 +39,8 @@ descriptors = {
     "or_excess_pct": (3.0, 9.0, 8),
     "weibull_5k_excess_pct": (0.0, 6.0, 8),
 }
+# Each training dataset's excess, for parent selection per dataset (selection = "pareto_instances")
+instances = {"metric": "dataset_excess_pct", "direction": "minimize"}
 evaluator = "python"
 entry = "main"
 timeout_s = 60
@@ -82,6 +84,7 @@ def evaluate(output):
         names
     )
     metrics["or_excess_pct"] = sum(metrics[f"{n}_excess_pct"] for n in names if n != "weibull_5k") / 4
+    metrics["dataset_excess_pct"] = {n: metrics[f"{n}_excess_pct"] for n in names}
     return metrics
 
 

@@ -23,6 +23,7 @@ from evoforge.problems.classic import BORDER_GAP, TOL, check_circle_packing  # n
 
 name = "circle_packing"
 objectives = {"sum_radii": "maximize"}
+family = "circle_packing"  # related to the other circle packings (suite transfer)
 descriptors = {
     # Spread of sizes, scale-free: 0 = all equal; the best known packings sit near 0.15-0.25.
     "radius_cv": (0.0, 0.5, 10),

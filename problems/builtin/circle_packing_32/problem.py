@@ -13,6 +13,7 @@ from evoforge.problems.classic import check_circle_packing
 
 name = "circle_packing_32"
 objectives = {"sum_radii": "maximize"}
+family = "circle_packing"  # related to the other circle packings (suite transfer)
 descriptors = {
     "radius_cv": (0.0, 0.5, 10),
     "border_fraction": (0.0, 1.0, 10),

@@ -13,6 +13,7 @@ language = "cpp"
 seed_file = "seed.cpp"
 measure = "callgrind"
 objectives = {"instructions": "minimize"}
+instances = {"metric": "test_instructions", "direction": "minimize"}  # per test
 compile_flags = ["-O2", "-std=c++17"]
 requires = measure_tools(language, measure)  # `evoforge problems` names what is missing
 timeout_s = 120
