@@ -269,7 +269,7 @@ def test_candidate_killing_its_server_is_crashed_and_the_next_one_works(probe, t
     assert "SIGKILL" in crashed.artifacts["error"]
     assert ok.status is Status.OK
     # the sleeper would live 60 s: gone well before that, with room for a loaded machine
-        assert wait_until_sync(lambda: gone(int(pid_file.read_text())), timeout_s=30)
+    assert wait_until_sync(lambda: gone(int(pid_file.read_text())), timeout_s=30)
 
 
 def _sleeper(pid_file) -> str:
