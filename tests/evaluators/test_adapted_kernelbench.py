@@ -165,7 +165,7 @@ def test_three_level1_files_run_unmodified_as_a_batch_from_the_command_line(tmp_
     env = {**os.environ, "EVOFORGE_CACHE": str(tmp_path / "cache")}
     run = subprocess.run(
         [sys.executable, "-m", "evoforge", "run", str(level1), "--target", "triton",
-         "--budget", "3", "--workers", "2", "--seed", "2", "--db", str(db), "-q"],
+         "--budget-per-task", "3", "--workers", "2", "--seed", "2", "--db", str(db), "-q"],
         capture_output=True, text=True, env=env, timeout=1200,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
