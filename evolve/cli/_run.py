@@ -41,8 +41,8 @@ def _spending_options(func):
 @click.option(
     "--allocation",
     type=click.Choice(["bandit", "equal"]),
-    help="Suites: grant evaluations where recent improvement is (bandit) or split the budget "
-    "equally ([suite] allocation).",
+    help="Suites: split the budget equally (the default) or grant evaluations where recent "
+    "improvement is (bandit) ([suite] allocation).",
 )
 @click.option("--seed", type=int, help="Random seed (reproducible with --workers 1).")
 @click.option("--islands", type=int, help="Number of islands.")

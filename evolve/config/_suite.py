@@ -18,13 +18,14 @@ class SuiteConfig(Settings):
     (``[suite]``; ``--budget-per-task`` runs each task on its own budget instead).
 
     Attributes:
-        allocation: ``bandit``: every task first gets ``floor`` evaluations, then grants of
-            ``grant`` evaluations go, one decision at a time, to the task with the highest
-            sliding-window UCB index on its recent improvement per evaluation (see
-            :mod:`evoforge.evolve.run`); ``equal``: every task gets the budget divided
-            equally (what an equal split of one budget gives, concurrently).
-        floor: evaluations every task gets before the bandit decides anything (its seed and
-            a few children: the first improvement rate).
+        allocation: ``equal`` (the default: on ``pie_suite`` the bandit did no better, see
+            ``bench/suite_allocation.py``): every task gets the budget divided equally (what
+            an equal split of one budget gives, concurrently); ``bandit``: every task first
+            gets ``floor`` evaluations, then grants of ``grant`` evaluations go, one decision
+            at a time, to the task with the highest sliding-window UCB index on its recent
+            improvement per evaluation (see :mod:`evoforge.evolve.run`).
+        floor: (``bandit``) evaluations every task gets before the bandit decides anything
+            (its seed and a few children: the first improvement rate).
         grant: evaluations per bandit decision.
         window: the bandit's window, in grants: a task's recent rate is its gain over its
             last ``window`` grants per evaluation (older gains say little about the next:
@@ -47,7 +48,7 @@ class SuiteConfig(Settings):
 
     section: ClassVar[str] = "suite"
 
-    allocation: Allocation = "bandit"
+    allocation: Allocation = "equal"
     floor: Annotated[int, Field(ge=1)] = 8
     grant: Annotated[int, Field(ge=1)] = 10
     window: Annotated[int, Field(ge=1)] = 3

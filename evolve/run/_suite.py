@@ -99,10 +99,14 @@ async def start_suite(
     configs = [RunConfig.from_dict(settings(p), origin=f"suite task {p.name}") for p in problems]
     floor = config.floor if config.allocation == "bandit" else 1
     if budget < floor * len(problems):
+        each = (
+            f"a floor of {floor} evaluations each" if config.allocation == "bandit"
+            else "one evaluation each (its seed)"
+        )  # fmt: skip
+        fix = "raise --budget or lower [suite] floor" if floor > 1 else "raise --budget"
         raise ConfigError(
-            f"a suite of {len(problems)} tasks with a floor of {floor} evaluations each needs a "
-            f"budget of at least {floor * len(problems)}, not {budget}; raise --budget or lower "
-            "[suite] floor"
+            f"a suite of {len(problems)} tasks with {each} needs a budget of at least "
+            f"{floor * len(problems)}, not {budget}; {fix}"
         )
     with Archive(db) as archive:
         suite = archive.create_suite(

@@ -140,7 +140,7 @@ def test_a_suite_killed_with_kill_9_resumes_with_its_allocation_and_budget_intac
         spec = TRIVIAL_SPEC.replace('name = "tiny"', f'name = "{name}"')
         make_problem(spec, TRIVIAL_SEED, name=f"suite/{name}")
     config = tmp_path / "suite.toml"
-    config.write_text("[suite]\nfloor = 5\ngrant = 5\n")
+    config.write_text('[suite]\nallocation = "bandit"\nfloor = 5\ngrant = 5\n')
     db, budget = tmp_path / "s.db", 70
     proc = evoforge(
         "run", folder, "--budget", budget, "--workers", 1, "--seed", 2, "--config", config,

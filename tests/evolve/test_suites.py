@@ -98,7 +98,7 @@ def _check_books(db: Path, suite_id: str) -> list:
 
 def test_a_suite_spends_its_budget_exactly_floors_first_then_by_the_bandit(suite_folder, tmp_path):
     db = tmp_path / "s.db"
-    report = _start(suite_folder, db, 40, SuiteConfig(floor=5, grant=5))
+    report = _start(suite_folder, db, 40, SuiteConfig(allocation="bandit", floor=5, grant=5))
     assert report.status == "finished"
     assert sum(a.spent for a in report.arms) == 40
     tasks = _check_books(db, report.suite_id)
@@ -139,7 +139,9 @@ def test_a_stopped_suite_resumes_with_its_budget_and_its_allocation_history(suit
 
         spent: dict[int, int] = {}
 
-    first = _start(suite_folder, db, 45, SuiteConfig(floor=4, grant=4), stop, StopAfter())
+    first = _start(
+        suite_folder, db, 45, SuiteConfig(allocation="bandit", floor=4, grant=4), stop, StopAfter()
+    )
     assert first.status == "stopped"
     with Archive(db) as archive:
         before = archive.grants(first.suite_id)
@@ -163,7 +165,7 @@ def test_a_task_whose_seed_fails_is_retired_and_its_share_goes_to_the_others(
 ):
     (suite_folder / "tb" / "seed.py").write_text(textwrap.dedent(BROKEN_SEED))
     db = tmp_path / "f.db"
-    report = _start(suite_folder, db, 24, SuiteConfig(floor=4, grant=4))
+    report = _start(suite_folder, db, 24, SuiteConfig(allocation="bandit", floor=4, grant=4))
     assert report.status == "finished"
     broken = report.arms[1]
     assert not broken.live and broken.spent == broken.cap == 1  # its seed, nothing more
@@ -194,15 +196,20 @@ def test_a_suite_refuses_a_budget_below_its_floors(suite_folder, tmp_path):
     from evoforge.evolve.config import ConfigError
 
     with pytest.raises(ConfigError, match="needs a budget of at least 24, not 20"):
-        _start(suite_folder, tmp_path / "x.db", 20, SuiteConfig(floor=8))
+        _start(suite_folder, tmp_path / "x.db", 20, SuiteConfig(allocation="bandit", floor=8))
     assert not (tmp_path / "x.db").exists() or not Archive(tmp_path / "x.db").suites()
+    with pytest.raises(ConfigError, match="one evaluation each .its seed. needs a budget of at "
+                       "least 3, not 2; raise --budget$"):  # fmt: skip
+        _start(suite_folder, tmp_path / "y.db", 2, SuiteConfig())
 
 
 def test_past_open_tasks_the_least_recently_granted_task_is_paused_and_reopened(
     suite_folder, tmp_path
 ):
     db = tmp_path / "o.db"
-    report = _start(suite_folder, db, 30, SuiteConfig(floor=4, grant=4, open_tasks=1))
+    report = _start(
+        suite_folder, db, 30, SuiteConfig(allocation="bandit", floor=4, grant=4, open_tasks=1)
+    )
     assert report.status == "finished" and sum(a.spent for a in report.arms) == 30
     tasks = _check_books(db, report.suite_id)
     with Archive(db) as archive:
