@@ -367,7 +367,7 @@ def test_a_run_sends_the_server_only_prompts_within_max_context(make_problem, tm
             timeout=240,
         )  # fmt: skip
         requests = server.chat_requests()
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
     assert len(requests) >= 29
     allowed = window - answer - _window.margin_tokens(window)
     for request in requests:
