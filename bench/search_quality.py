@@ -7,9 +7,10 @@ subprocess (the public CLI, nothing inside the engine is touched), one run at a 
 - ``all_on``: the defaults (built-in descriptors, tolerant edit matching, novelty filter);
 - ``descriptors=none``, ``edit_matching=exact``, ``novelty=false``: one feature off each;
 - ``prompt_evolution=true``: the defaults plus prompt co-evolution (off by default);
-- ``request_variation=false``, ``nothing_new_feedback=false``, ``rest_after=0``,
-  ``mark_fixed_code=false``: one of the mechanisms against wasted model calls off each, and
-  ``calls_off``: all four off (the engine as it was before them).
+- ``request_variation=false`` (on by default), ``nothing_new_feedback=true``,
+  ``rest_after=3``, ``mark_fixed_code=true`` (off by default): one of the mechanisms against
+  wasted model calls toggled from its default each; ``calls_off``: all four off (the engine
+  as it was before them); ``calls_all_on``: all four on.
 
 Three model setups: ``offline`` (the built-in ``offline/mutator``, whose SEARCH texts are always
 exact and whose answers draw on the request's seed), ``sloppy``
@@ -39,8 +40,8 @@ Output on stdout: one line per run, then one table: mean ± sd over the seeds pe
 model, configuration and budget, with a verdict per feature at the largest budget: ``helps``
 or ``hurts`` when the means of ``all_on`` and the configuration differ by more than the larger
 of the two sds, else ``no diff`` (with one seed there is no sd: the verdict is marked ``?``).
-For the ``=none/=exact/=false`` rows "helps" means all_on is better (the feature helps); for
-``prompt_evolution=true`` it means that row is better (prompt evolution helps). Progress goes
+For the rows that turn a default off "helps" means all_on is better (the feature helps); for
+those that turn a feature on (:data:`TURNED_ON`) it means that row is better. Progress goes
 to stderr; ``--json FILE`` also writes every run's numbers.
 
 Cost on 2 cores (measured): a circle_packing run of 600 evaluations takes 17 s alone on the
@@ -108,17 +109,27 @@ CONFIGS: dict[str, dict[str, object]] = {
     # fewer wasted model calls: each mechanism off alone, then all four off (as before them)
     # the archive's spread: migration by evaluations off (by accepted programs alone, as before)
     "migration_evaluations=0": {"islands.migration_evaluations": 0},
+    # request variation is on by default, the other three off: each is toggled from its default
     "request_variation=false": {"request_variation": False},
-    "nothing_new_feedback=false": {"nothing_new_feedback": False},
-    "rest_after=0": {"rest_after": 0},
-    "mark_fixed_code=false": {"mark_fixed_code": False},
+    "nothing_new_feedback=true": {"nothing_new_feedback": True},
+    "rest_after=3": {"rest_after": 3},
+    "mark_fixed_code=true": {"mark_fixed_code": True},
     "calls_off": {
         "request_variation": False,
         "nothing_new_feedback": False,
         "rest_after": 0,
         "mark_fixed_code": False,
     },
+    "calls_all_on": {
+        "request_variation": True,
+        "nothing_new_feedback": True,
+        "rest_after": 3,
+        "mark_fixed_code": True,
+    },
 }
+TURNED_ON = {"prompt_evolution=true", "nothing_new_feedback=true", "rest_after=3",
+             "mark_fixed_code=true", "calls_all_on"}  # fmt: skip
+"""Configurations that turn a feature on (off by default): "helps" means that row is better."""
 MODELS = ("offline", "sloppy", "clean")
 SERVED = {"sloppy": None, "clean": 1.0}  # model setup -> the server's --correct-share
 SLOPPY_MODEL = "openai/sloppy"
@@ -345,7 +356,7 @@ def verdict(config: str, on: list[float], other: list[float]) -> str:
         return ""
     (m_on, s_on), (m_other, s_other) = mean_sd(on), mean_sd(other)
     gain = m_on - m_other  # > 0: all_on is better
-    if config == "prompt_evolution=true":  # a feature turned on, not off
+    if config in TURNED_ON:  # a feature turned on, not off
         gain = -gain
     mark = "" if min(len(on), len(other)) > 1 else "?"
     if abs(gain) <= max(s_on, s_other) or gain == 0:
