@@ -97,13 +97,12 @@ async def start_suite(
             or a task cannot run on this host (the suite stops).
     """
     configs = [RunConfig.from_dict(settings(p), origin=f"suite task {p.name}") for p in problems]
-    floor = config.floor if config.allocation == "bandit" else 1
-    if budget < floor * len(problems):
-        each = (
-            f"a floor of {floor} evaluations each" if config.allocation == "bandit"
-            else "one evaluation each (its seed)"
-        )  # fmt: skip
+    if config.allocation == "bandit":
+        floor, each = config.floor, f"a floor of {config.floor} evaluations each"
         fix = "raise --budget or lower [suite] floor" if floor > 1 else "raise --budget"
+    else:
+        floor, each, fix = 1, "one evaluation each (its seed)", "raise --budget"
+    if budget < floor * len(problems):
         raise ConfigError(
             f"a suite of {len(problems)} tasks with {each} needs a budget of at least "
             f"{floor * len(problems)}, not {budget}; {fix}"
