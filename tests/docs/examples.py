@@ -24,8 +24,10 @@ right above a fence (the page must say the same in its text, which readers see):
 
 - ``<!-- skip: REASON -->``: parsed only (Python by ``ast``, TOML by ``tomllib``, YAML, shell by
   ``bash -n``): for blocks that need a GPU, a network, an API key or a server that never ends;
-- ``<!-- requires: NAME ... -->``: skipped, after parsing, where a NAME is neither a command on
-  ``PATH`` nor an importable module (clang-19, torch, ...); CI installs them all.
+- ``<!-- requires: NAME ... -->``: skipped, after parsing, where a NAME is missing: ``py:torch`` a
+  module this interpreter imports (the ``evoforge`` the blocks run is its), ``clang++-19`` a
+  command on ``PATH``; CI installs them all. Modules are marked because a console script on
+  ``PATH`` may belong to another environment (``ray`` from another venv) while the run lacks it.
 
 ``--8<-- "path"`` lines (pymdownx.snippets) are replaced by that repository file, as the site
 shows them.
@@ -268,8 +270,11 @@ def parse(block: Block, where: str) -> None:
 
 
 def available(name: str) -> bool:
-    """A command on PATH or an importable module."""
-    return shutil.which(name) is not None or importlib.util.find_spec(name) is not None
+    """``py:module`` importable here, or a command on PATH."""
+    module = name.removeprefix("py:")
+    if module != name:
+        return importlib.util.find_spec(module) is not None
+    return shutil.which(name) is not None
 
 
 def write_file(page: Page, block: Block, where: str) -> None:
