@@ -59,13 +59,15 @@ with 2 seeds (20 runs, ~15 min)::
         --seeds 3 --budget 100,300,600 --json /tmp/sq.json
 
 ``--budget`` and ``--seeds`` given on the command line apply to every problem; ``--keep DIR``
-keeps the runs' archives for ``evoforge`` to look at. With ``--workers 2`` (the protocol) two
-runs of one seed and configuration differ by timing alone (which evaluation finishes first
-changes what is selected next), so one seed says nothing; with ``--workers 1`` runs are
-reproducible, for an A/A check that configurations the engine treats alike give identical
-numbers (offline runs were identical; one sloppy run, on a loaded machine, left the others at
-its 16th attempt, whose prompt differed: a time-dependent input to the prompt remains to be
-found). Asserts nothing.
+keeps the runs' archives for ``evoforge`` to look at. ``--engine-python`` runs another engine
+(an older checkout installed in its own venv) under the same protocol, server and reading: the
+"before this change" row of a comparison (its archive is read, and migrated, by this one). With
+``--workers 2`` (the protocol) two runs of one seed and configuration differ by timing alone
+(which evaluation finishes first changes what is selected next), so one seed says nothing; with
+``--workers 1`` runs are reproducible, for an A/A check that configurations the engine treats
+alike give identical numbers (offline runs were identical; one sloppy run, on a loaded machine,
+left the others at its 16th attempt, whose prompt differed: a time-dependent input to the prompt
+remains to be found). Asserts nothing.
 """
 
 from __future__ import annotations
@@ -199,11 +201,12 @@ def run_one(
     tmp: Path,
     url: str | None,
     workers: int = WORKERS,
+    engine_python: str = sys.executable,
 ) -> RunResult:
     db = tmp / f"{problem}-{model}-{config.replace('=', '-')}-{seed}.db"
     db.unlink(missing_ok=True)
     command = [
-        sys.executable,
+        engine_python,
         "-m",
         "evoforge",
         "run",
@@ -473,6 +476,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="also write every run's numbers here")
     parser.add_argument("--keep", type=Path, help="keep the runs' archives in this folder")
+    parser.add_argument(
+        "--engine-python",
+        default=sys.executable,
+        help="the Python whose evoforge makes the runs: another checkout's venv measures that "
+        "engine under the same protocol, server and reading (default: this one)",
+    )
     args = parser.parse_args(argv)
     for item in args.folder:
         name, sep, path = item.partition("=")
@@ -516,6 +525,7 @@ def main(argv: list[str] | None = None) -> int:
                         Path(tmp),
                         servers[model][1] if model in servers else None,
                         args.workers,
+                        args.engine_python,
                     )
                     results.append(result)
                     print_run(result)
