@@ -218,7 +218,7 @@ def run_block(example: Example, block: Block, where: str) -> None:
     parse(block, where)
     if block.skip is not None:
         return
-    missing = [name for name in block.requires if not available(name)]
+    missing = [name for name in block.requires if not available(name, where)]
     if missing:
         if block.title:
             page.skipped_folders.add((page.folder / block.title).parent)
@@ -269,12 +269,17 @@ def parse(block: Block, where: str) -> None:
         raise AssertionError(f"{where}: the {block.language} block does not parse: {exc}") from exc
 
 
-def available(name: str) -> bool:
-    """``py:module`` importable here, or a command on PATH."""
+def available(name: str, where: str) -> bool:
+    """``py:module`` importable here, or a command on PATH. A bare name that is no command but
+    a module here is refused: it would skip wherever it is installed (``torch`` has no command)."""
     module = name.removeprefix("py:")
     if module != name:
         return importlib.util.find_spec(module) is not None
-    return shutil.which(name) is not None
+    if shutil.which(name) is not None:
+        return True
+    if module.isidentifier() and importlib.util.find_spec(module) is not None:
+        raise AssertionError(f"{where}: requires {name!r} is a module, not a command: py:{name}")
+    return False
 
 
 def write_file(page: Page, block: Block, where: str) -> None:

@@ -149,6 +149,24 @@ def test_requires_skips_where_a_tool_is_missing(tmp_path):
     assert "needs no-such-tool-anywhere" in str(skipped)
 
 
+def test_requires_reads_a_py_name_as_a_module_and_refuses_a_bare_one(tmp_path):
+    block = "~~~python\nimport {0}\n~~~\n"
+    outcomes = run_page(
+        tmp_path,
+        "<!-- requires: py:no_such_module_anywhere -->\n"
+        + block.format("no_such_module_anywhere")
+        + "\n<!-- requires: py:textwrap -->\n"
+        + block.format("textwrap")
+        + "\n<!-- requires: textwrap -->\n"
+        + block.format("textwrap"),
+    )
+    [(_, skipped), (_, ran), (_, refused), _end] = outcomes
+    assert isinstance(skipped, pytest.skip.Exception)
+    assert "needs py:no_such_module_anywhere" in str(skipped)
+    assert ran is None
+    assert isinstance(refused, AssertionError) and "py:textwrap" in str(refused)
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
