@@ -41,7 +41,7 @@ _EVENT_COLUMNS = "id, run_id, kind, seq, island, data_json, created_at"
 _LLM_COLUMNS = (
     "id", "run_id", "seq", "model", "latency_s", "status", "program_id", "prompt_tokens",
     "completion_tokens", "cost_usd", "error", "created_at", "attempt", "error_kind",
-    "status_code", "retry_after_s", "waited_s",
+    "status_code", "retry_after_s", "waited_s", "request_key",
 )  # fmt: skip
 _LLM_STATUSES = ("ok", "error", "retry")
 _PAGE = 512  # rows per query when iterating, so no read statement stays open between pages
@@ -470,6 +470,7 @@ class Archive(Runs, Grids, Fronts, PromptVariants, Suites):
         status_code: int | None = None,
         retry_after_s: float | None = None,
         waited_s: float | None = None,
+        request_key: bytes | None = None,
     ) -> int:
         """Log one attempt of a model call; returns its id. Unknown tokens or cost stay None,
         never 0.
@@ -482,6 +483,8 @@ class Archive(Runs, Grids, Fronts, PromptVariants, Suites):
             status_code: the HTTP status of a failed attempt, when there was one.
             retry_after_s: the provider's ``Retry-After`` in seconds, when it sent one.
             waited_s: seconds waited after this attempt before the next.
+            request_key: the key of the request an answered call was sent for
+                (:meth:`answered_request_keys`); None when not keyed.
 
         Raises:
             ValueError: an unknown ``status`` or an ``attempt`` below 1.
@@ -498,7 +501,7 @@ class Archive(Runs, Grids, Fronts, PromptVariants, Suites):
             f"VALUES ({', '.join('?' * (len(_LLM_COLUMNS) - 1))})",
             (run_id, seq, model, latency_s, status, program_id, prompt_tokens,
              completion_tokens, cost_usd, error, time.time(), attempt, error_kind,
-             status_code, retry_after_s, waited_s),
+             status_code, retry_after_s, waited_s, request_key),
         )  # fmt: skip
         assert cursor.lastrowid is not None  # an INSERT always sets it
         return cursor.lastrowid
@@ -515,6 +518,16 @@ class Archive(Runs, Grids, Fronts, PromptVariants, Suites):
             params,
         )
         return [LlmCall(*row) for row in rows]
+
+    def answered_request_keys(self, run_id: str, limit: int) -> list[bytes]:
+        """The keys of the run's last ``limit`` answered, keyed requests, oldest first (a
+        resumed session's ledger starts from them)."""
+        rows = self.conn.execute(
+            "SELECT request_key FROM llm_calls WHERE run_id = ? AND request_key IS NOT NULL "
+            "ORDER BY seq DESC, id DESC LIMIT ?",
+            (run_id, limit),
+        )
+        return [key for (key,) in rows][::-1]
 
     # -- mining ---------------------------------------------------------------------------
 

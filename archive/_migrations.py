@@ -509,6 +509,16 @@ def m011_transfer(db: Database) -> None:
     db["programs"].add_column("transfer_from", str)
 
 
+@migrations()
+def m012_request_keys(db: Database) -> None:
+    """``llm_calls.request_key``: the 16-byte key of the request an answered call was sent
+    for (:func:`evoforge.evolve.search.request_key`; NULL with request variation off, for
+    failed calls and for calls made before this migration). A resumed run loads its keys into
+    the session's ledger, so what the run asked before a stop is not asked again after it.
+    ``idx_llm_calls_run_seq`` serves the read (one run's rows)."""
+    db["llm_calls"].add_column("request_key", bytes)
+
+
 # Names of every migration this version knows, in order; an archive that has applied others
 # was written by a newer evoforge.
 NAMES: tuple[str, ...] = tuple(

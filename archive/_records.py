@@ -123,7 +123,9 @@ class LlmCall:
 
     ``status`` is ``ok``, ``error`` (the call's last failed attempt) or ``retry`` (a failed
     attempt that was tried again); ``attempt`` is 1-based; ``error_kind``, ``status_code``,
-    ``retry_after_s`` and ``waited_s`` describe a failed attempt (None when unknown).
+    ``retry_after_s`` and ``waited_s`` describe a failed attempt (None when unknown);
+    ``request_key`` is the key of the request an answered call was sent for (None when the
+    run does not key requests).
     """
 
     id: int
@@ -143,3 +145,4 @@ class LlmCall:
     status_code: int | None = None
     retry_after_s: float | None = None
     waited_s: float | None = None
+    request_key: bytes | None = None

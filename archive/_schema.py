@@ -24,6 +24,7 @@ MIGRATION_NAMES: tuple[str, ...] = (
     "m009_spread_and_cost",
     "m010_suites",
     "m011_transfer",
+    "m012_request_keys",
 )
 """Every migration of :mod:`evoforge.archive._migrations`, in order. A new migration's name
 goes here too (``tests/archive/test_migrations.py`` checks that the two lists agree)."""
@@ -84,6 +85,10 @@ READER_VIEWS: dict[str, tuple[str, ...]] = {
         "CREATE TEMP VIEW suite_grants AS SELECT NULL AS suite_id, NULL AS seq, NULL AS ord, "
         "NULL AS evaluations, NULL AS cap, NULL AS spent, NULL AS gain, NULL AS why, "
         "NULL AS created_at WHERE 0",
+    ),
+    # no request was keyed: a resume (a writer, which migrates) is the only reader of keys
+    "m012_request_keys": (
+        "CREATE TEMP VIEW llm_calls AS SELECT *, NULL AS request_key FROM main.llm_calls",
     ),
 }
 # Columns of ``programs`` that a migration added, as a reader of an archive without it sees

@@ -20,9 +20,15 @@ log = logging.getLogger("evoforge")
 
 
 def record_answer(
-    archive: Archive, run_id: str, seq: int, completion: Completion, program_id: str | None
+    archive: Archive,
+    run_id: str,
+    seq: int,
+    completion: Completion,
+    program_id: str | None,
+    request_key: bytes | None = None,
 ) -> None:
-    """The call's retried attempts, then its ``ok`` row with tokens and cost."""
+    """The call's retried attempts, then its ``ok`` row with tokens, cost and the key of the
+    request it answered (None when requests are not keyed)."""
     record_retries(archive, run_id, seq, completion.model, completion.attempts)
     archive.record_llm_call(
         run_id,
@@ -35,6 +41,7 @@ def record_answer(
         completion_tokens=completion.completion_tokens,
         cost_usd=completion.cost_usd,
         attempt=len(completion.attempts) + 1,
+        request_key=request_key,
     )
     log.info(
         "model call %d to %s: ok, tokens in/out %s/%s, %.2f s%s",

@@ -17,6 +17,10 @@ from typing import TYPE_CHECKING
 from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
+    from evoforge.evolve.proposals._calibration import (
+        restore_calibration as restore_calibration,
+        stored_calibration as stored_calibration,
+    )
     from evoforge.evolve.proposals._executor import (
         CoroutineTrackingExecutor as CoroutineTrackingExecutor,
     )

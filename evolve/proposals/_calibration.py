@@ -24,7 +24,9 @@ A refusal that names the window (``maximum context length is 2048 tokens``,
 Everything learned is per model and endpoint, in the process that builds prompts. Proposal
 workers are separate processes: a worker that learns something sends it to the pool, which
 passes it to every other worker (and to the ones it starts later), so one refusal teaches all
-of them, not one refusal per worker (:func:`snapshot`, :func:`merge`).
+of them, not one refusal per worker (:func:`snapshot`, :func:`merge`). The controller stores
+what was learned with the run (a ``model_learned`` event, :func:`stored_calibration`), and a resumed
+run starts from it: a small window is not refused into again after every resume.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import logging
 import math
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -126,6 +128,30 @@ def merge(facts: Iterable[Learned]) -> bool:
     for fact in facts:
         changed |= _update(fact)
     return changed
+
+
+def stored_calibration(specs: Iterable[ModelSpec]) -> list[dict[str, Any]]:
+    """What is known of ``specs``' servers, as JSON values: the controller stores it with the
+    run, so a resumed run starts from it (:func:`restore_calibration`)."""
+    keys = {key_of(spec) for spec in specs}
+    return [asdict(fact) for fact in snapshot() if fact.key in keys]
+
+
+def restore_calibration(records: Iterable[Any]) -> bool:
+    """Add what :func:`stored_calibration` wrote; whether anything changed. A record that is
+    not one is skipped: what was learned is relearned from the server when lost, never
+    trusted when unreadable."""
+    facts = []
+    for record in records:
+        try:
+            fact = Learned(**record)
+        except TypeError:
+            continue
+        window_ok = fact.window is None or (isinstance(fact.window, int) and fact.window > 0)
+        ratio_ok = fact.ratio is None or (isinstance(fact.ratio, int | float) and fact.ratio > 0)
+        if isinstance(fact.model, str) and window_ok and ratio_ok:
+            facts.append(fact)
+    return merge(facts)
 
 
 def forget() -> None:

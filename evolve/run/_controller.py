@@ -47,6 +47,7 @@ from evoforge.evolve.proposals import (
     in_process_providers,
 )
 from evoforge.evolve.run._endings import Allowance, Budgets, Ending
+from evoforge.evolve.run._lessons import Lessons
 from evoforge.evolve.run._recorder import Recorder
 from evoforge.evolve.run._snapshot import (
     EngineTimings,
@@ -173,6 +174,7 @@ class Controller(Recorder):
         self.asking = Asking(
             archive, run, problem, config, islands, self.search, self.pool, transfer
         )
+        self.lessons = Lessons(archive, run.id, config.ensemble_specs)  # servers' windows
 
     # --- public ------------------------------------------------------------------------------
 

@@ -28,8 +28,9 @@ from evoforge.plugins import pm
 if TYPE_CHECKING:
     from evoforge.archive import Archive, RunInfo
     from evoforge.evolve.run._endings import Budgets
+    from evoforge.evolve.run._lessons import Lessons
     from evoforge.evolve.run._snapshot import EngineTimings, Progress, Snapshot
-    from evoforge.evolve.search import SearchState
+    from evoforge.evolve.search import Asking, SearchState
     from evoforge.islands import Islands
     from evoforge.problems import Problem
 
@@ -42,10 +43,12 @@ class Recorder:
     problem: Problem
     islands: Islands
     search: SearchState
+    asking: Asking
     snapshot: Snapshot
     budgets: Budgets
     timings: EngineTimings
     pool: ModelPool
+    lessons: Lessons
     progress: Progress | None
     _resume_seq: int
 
@@ -184,6 +187,7 @@ class Recorder:
         when every model has been failing for ``outage_s`` the session ends (failed)."""
         with self.archive.transaction():
             retried = record_failure(self.archive, self.run.id, seq, spec.model, exc)
+            self.lessons.keep(seq)  # a refusal that named the window
             self._advance(seq)
         self.pool.record_failure(spec, exc.kind, str(exc))
         sent = any(a.status_code is not None or a.latency_s > 0 for a in exc.attempts)
@@ -199,9 +203,11 @@ class Recorder:
         self._report()
 
     def _record_call(self, seq: int, completion: Completion, pid: str | None) -> None:
-        """Store the call (and its retried attempts) and add its tokens and cost to the run
-        (inside the transaction)."""
-        record_answer(self.archive, self.run.id, seq, completion, pid)
+        """Store the call (and its retried attempts, and the key of its request, so a resumed
+        run does not ask it again) and add its tokens and cost to the run (inside the
+        transaction)."""
+        record_answer(self.archive, self.run.id, seq, completion, pid, self.asking.key_of(seq))
+        self.lessons.keep(seq)  # what the server taught with this answer
         self.budgets.model_answered()
         self.snapshot.model_calls += 1
         self.snapshot.retries += len(completion.attempts)

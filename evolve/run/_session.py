@@ -25,6 +25,7 @@ from evoforge.evolve.run._host_fit import (
     make_executor,
     prepare_session,
 )
+from evoforge.evolve.run._lessons import restore_lessons
 from evoforge.evolve.run._resolve import resolve_problem
 from evoforge.evolve.run._snapshot import Progress, SessionReport
 from evoforge.evolve.search import TransferSource
@@ -285,6 +286,7 @@ async def _session(
     # From here the row says "running": every way out below records how the session ended.
     try:
         islands = Islands(archive, run.id, config.islands, parts.strategy, parts.problem.instances)
+        restore_lessons(archive, run.id)  # what the servers taught: workers start from it
         proposer = make_proposer(parts.problem, config)
         await proposer.start()  # the workers import litellm while the evaluators start
         try:

@@ -49,7 +49,7 @@ from evoforge.evolve.prompts import (
     pick_repair,
 )
 from evoforge.evolve.proposals import ProposalRequest, without_answers
-from evoforge.evolve.search._requests import RequestLedger, request_key
+from evoforge.evolve.search._requests import MAX_ANSWERED, RequestLedger, request_key
 from evoforge.evolve.search._resting import rests
 
 if TYPE_CHECKING:
@@ -116,7 +116,10 @@ class Asking:
         self.islands, self.search, self.pool = islands, search, pool
         self.transfer = transfer  # a suite's task with cross-task transfer on
         self.memory = OptimizationMemory(refresh_every=config.memory_every)
-        self.ledger = RequestLedger() if config.search.request_variation else None
+        self.ledger = None
+        if config.search.request_variation:  # a resumed run remembers what it asked
+            self.ledger = RequestLedger(archive.answered_request_keys(run.id, MAX_ANSWERED))
+        self._keys: dict[int, bytes] = {}  # the key of each candidate in flight, by seq
         self.repairing: set[str] = set()  # failed programs that candidates are repairing
         self.rested = 0  # selections that passed over a resting parent
 
@@ -152,6 +155,7 @@ class Asking:
                     seq, island, failed, evaluations, (spec, model_seed), templates, (context, key)
                 )
             self.ledger.begin(key)
+            self._keys[seq] = key
         if failed is not None:
             self.repairing.add(failed.id)
         request = ProposalRequest(
@@ -166,6 +170,7 @@ class Asking:
 
     def settle(self, plan: Plan, *, answered: bool) -> None:
         """The plan's request was answered (or not: failed, cancelled); its repair is over."""
+        self._keys.pop(plan.request.seq, None)
         if plan.repairing is not None:
             self.repairing.discard(plan.repairing.id)
         if self.ledger is not None and plan.key is not None:
@@ -173,6 +178,11 @@ class Asking:
                 self.ledger.answered(plan.key)
             else:
                 self.ledger.abandon(plan.key)
+
+    def key_of(self, seq: int) -> bytes | None:
+        """The key of candidate ``seq``'s request while it is in flight (None when requests
+        are not keyed): stored with its answer, for a resumed run's ledger."""
+        return self._keys.get(seq)
 
     # --- parts -------------------------------------------------------------------------------
 

@@ -21,9 +21,9 @@ are drawn from it): elsewhere a provider may ignore it (most local servers do), 
 greedy-decoding model answers alike whatever it is. So the offline model's requests never
 repeat, and its runs draw exactly what they drew before this ledger existed.
 
-The ledger lives in memory, for one session: a resumed run starts with an empty one, so the
-first requests after a resume may repeat ones answered before the stop (a few calls at most,
-where rebuilding it would need every past prompt's inputs stored).
+The ledger lives in memory; every answered call's key is stored with the call
+(``llm_calls.request_key``), and a resumed run's ledger starts from the run's stored keys, so a
+request answered before a stop is not sent again after it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -92,12 +92,15 @@ class RequestLedger:
             sent: the candidate is not dropped).
     """
 
-    def __init__(self, max_answered: int = MAX_ANSWERED) -> None:
-        self._answered: OrderedDict[bytes, None] = OrderedDict()
+    def __init__(self, answered: Iterable[bytes] = (), max_answered: int = MAX_ANSWERED) -> None:
+        """``answered``: keys answered before (a resumed run's, oldest first)."""
+        self._answered: OrderedDict[bytes, None] = OrderedDict.fromkeys(answered)
         self._in_flight: dict[bytes, int] = {}
         self._max = max_answered
         self.varied = 0
         self.repeated = 0
+        while len(self._answered) > self._max:
+            self._answered.popitem(last=False)
 
     def seen(self, key: bytes) -> bool:
         """Whether a request with this key was answered or is in flight."""

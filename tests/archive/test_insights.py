@@ -147,7 +147,7 @@ def test_read_only_archive_of_an_older_schema_lists_what_a_writer_would_apply(tm
         assert reader.pending_migrations == (
             "m004_mining_indexes", "m005_derived_at_scale", "m006_memory_states",
             "m007_search_quality", "m008_repository_files", "m009_spread_and_cost",
-            "m010_suites", "m011_transfer",
+            "m010_suites", "m011_transfer", "m012_request_keys",
         )  # fmt: skip
         assert reader.runs() == []
 

@@ -49,6 +49,7 @@ EXPECTED_COLUMNS = {
         "cost_usd": "REAL", "latency_s": "REAL", "status": "TEXT", "error": "TEXT",
         "created_at": "REAL", "attempt": "INTEGER", "error_kind": "TEXT",
         "status_code": "INTEGER", "retry_after_s": "REAL", "waited_s": "REAL",
+        "request_key": "BLOB",
     },
     "evaluations": {
         "run_id": "TEXT", "program_id": "TEXT", "seq": "INTEGER", "attempts": "INTEGER",
@@ -137,6 +138,7 @@ def test_blank_file_gets_every_table(archive: Archive) -> None:
         "m009_spread_and_cost",
         "m010_suites",
         "m011_transfer",
+        "m012_request_keys",
     ]
     assert migrations.pending(archive.db) == []
 
@@ -351,3 +353,24 @@ def test_the_light_list_of_migration_names_is_the_migration_set() -> None:
     from evoforge.archive._schema import MIGRATION_NAMES
 
     assert MIGRATION_NAMES == NAMES, "add the new migration's name to archive/_schema.py"
+
+
+def test_calls_stored_before_request_keys_read_as_unkeyed(tmp_path: Path, problem) -> None:
+    path = tmp_path / "m011.db"
+    with Archive(path) as writer:
+        run_id = new_run(writer, problem)
+        writer.record_llm_call(run_id, seq=1, model="m", latency_s=0.1, status="ok")
+    db = sqlite_utils.Database(path)
+    db.execute("ALTER TABLE llm_calls DROP COLUMN request_key")
+    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm012_request_keys'")
+    db.close()
+    with Archive(path, read_only=True) as reader:
+        assert reader.pending_migrations == ("m012_request_keys",)
+        assert [c.request_key for c in reader.llm_calls(run_id)] == [None]
+        assert reader.answered_request_keys(run_id, 10) == []
+    with Archive(path) as writer:  # a writer adds the column; the old call stays unkeyed
+        writer.record_llm_call(
+            run_id, seq=2, model="m", latency_s=0.1, status="ok", request_key=b"k" * 16
+        )
+        assert writer.answered_request_keys(run_id, 10) == [b"k" * 16]
+        assert writer.answered_request_keys(run_id, 0) == []

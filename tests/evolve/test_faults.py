@@ -49,7 +49,7 @@ def test_a_second_controller_is_refused_at_once_and_the_first_runs_on(tiny, tmp_
         second = evoforge("resume", run.id, "--db", db, "-q")
         out, err = second.communicate(timeout=300)
         assert second.returncode == 1, (out, err)
-        assert "Traceback" not in err
+        assert "Traceback" not in err, err
         (line,) = err.strip().splitlines()
         assert line.startswith(f"Error: run {run.id!r}")
         assert f"is being run by another controller (pid {first.pid}" in line
@@ -155,7 +155,7 @@ def test_a_full_disk_stops_the_cli_in_one_line_and_the_run_resumes(tiny, tmp_pat
         proc = evoforge("run", tiny, "--budget", 200, "--workers", 1, "--db", db, "-q")
         out, err = proc.communicate(timeout=600)
         assert proc.returncode == 1, (out, err)
-        assert "Traceback" not in err
+        assert "Traceback" not in err, err
         last = err.strip().splitlines()[-1]
         assert last.startswith("Error: run ") and "database or disk is full" in last
         assert "free some space" in last and "evoforge resume" in last

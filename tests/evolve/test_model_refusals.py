@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from evoforge.archive import Archive
-from evoforge.evolve import RunConfig, Snapshot, start_run
+from evoforge.evolve import RunConfig, Snapshot, resume_run, start_run
 from evoforge.evolve.checks._syntax import check_syntax
 from evoforge.evolve.checks._warnings import quiet_candidate_warnings
 from evoforge.evolve.cli import cli
@@ -102,6 +102,25 @@ def test_a_run_learns_the_servers_window_from_a_handful_of_refusals(make_problem
     assert len(retried) == refused  # each refusal is kept, as a retried attempt
     assert len(requests) >= 11 + refused  # the run went on: its budget, all but the seed
     assert all("maximum context length is 1024" in (c.error or "") for c in retried)
+
+
+@pytest.mark.slow
+def test_a_resumed_run_starts_from_the_window_it_learned(make_problem, tmp_path):
+    """The window a server taught one session is stored with the run (a ``model_learned``
+    event): the resumed session, in a fresh process state, sends nothing over it."""
+    folder = make_problem(TRIVIAL_SPEC, TRIVIAL_SEED)
+    db = tmp_path / "w.db"
+    with OpenAIServer(window=1024, density=1.15) as server:
+        config = config_for(folder, server, budget=6, prompts={"max_context": 8192}, max_tokens=256)
+        info, _ = run(config, db)
+        first = server.refused
+        _calibration.forget()  # as a new process: nothing learned in memory
+        _, report = asyncio.run(resume_run(info.id, db, budget=12))
+        assert report.status == "finished", report.reason
+        assert first >= 1 and server.refused == first  # none after the resume
+    with Archive(db) as archive:
+        (servers,) = [e.data["servers"] for e in archive.events(info.id, "model_learned")][-1:]
+    assert [(s["model"], s["window"]) for s in servers] == [(FAKE, 1024)]
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@ against a deterministic model server."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import textwrap
@@ -12,8 +13,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 import evoforge
-from evoforge.archive import Program
+from evoforge.archive import Archive, Program
 from evoforge.evaluators import Status
+from evoforge.evolve import resume_run
 from evoforge.evolve.models import ModelSpec
 from evoforge.evolve.prompts import FOCUS, FailedAttempt, Mode, PromptContext
 from evoforge.evolve.search._requests import RequestLedger, request_key
@@ -162,3 +164,34 @@ def test_no_request_goes_out_identical_to_one_already_sent(problem_dir, tmp_path
     assert sent_twice(problem_dir, tmp_path, monkeypatch) == 0
     # the control: without variation, concurrent requests on the seed are the same request
     assert sent_twice(problem_dir, tmp_path, monkeypatch, request_variation=False) > 0
+
+
+@pytest.mark.slow
+def test_a_resumed_run_does_not_ask_again_what_it_asked_before_the_stop(
+    problem_dir, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    started: list[list[bytes]] = []  # the keys each session's ledger starts from
+
+    class Ledger(RequestLedger):
+        def __init__(self, answered=(), **kwargs) -> None:
+            started.append(list(answered))
+            super().__init__(answered, **kwargs)
+
+    monkeypatch.setattr("evoforge.evolve.search._asking.RequestLedger", Ledger)
+    db = tmp_path / "resume.db"
+    with SloppyServer() as server:
+        settings = dict(model="openai/sloppy", api_base=server.url, workers=1, tune=False)
+        evoforge.run(problem_dir, db=db, budget=12, seed=1, llm_concurrency=2, **settings)
+        before = [json.dumps(r.body["messages"], sort_keys=True) for r in server.chat_requests()]
+        with Archive(db) as archive:
+            run = archive.latest_run()
+            stored = archive.answered_request_keys(run.id, 1000)
+            # every answered call's key, once each, in the order the calls were made
+            answered = [c for c in archive.llm_calls(run.id) if c.status == "ok"]
+            assert stored == [c.request_key for c in answered]
+        assert len(set(stored)) == len(stored) == len(set(before)) == len(before) > 0
+        asyncio.run(resume_run(run.id, db, budget=30))
+        after = [json.dumps(r.body["messages"], sort_keys=True) for r in server.chat_requests()]
+    assert started == [[], stored]  # the resumed session's ledger knows what was asked
+    assert len(after) > len(before) and not set(after[len(before) :]) & set(before)

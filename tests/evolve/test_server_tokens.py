@@ -223,3 +223,26 @@ def test_the_pool_passes_what_one_worker_learned_to_the_others() -> None:
     assert [kind for kind, _ in other.sent] == ["learned"]
     assert other.sent[0][1][0].window == 2048
     assert _calibration.learned(spec).window == 2048  # the controller's process knows it too
+
+
+def test_what_a_run_stored_of_its_servers_is_restored_and_garbage_is_skipped() -> None:
+    spec = ModelSpec("openai/small", api_base="http://127.0.0.1:9/v1")
+    other = ModelSpec("openai/elsewhere")
+    _calibration.learn_window(spec, 2048, "maximum context length is 2048 tokens")
+    _calibration.learn_ratio(spec, 115, 100)
+    _calibration.learn_ratio(other, 120, 100)
+    stored = _calibration.stored_calibration([spec])  # only the run's own models
+    assert [(s["model"], s["window"], s["ratio"]) for s in stored] == [(spec.model, 2048, 1.15)]
+    _calibration.forget()
+    hostile = [
+        {"model": spec.model, "api_base": None, "window": -5},  # no window is negative
+        {"model": spec.model, "api_base": None, "ratio": "dense"},
+        {"window": 10},  # no model
+        {"model": spec.model, "api_base": None, "surprise": 1},  # not a field
+        "not a record",
+    ]
+    assert _calibration.restore_calibration(hostile) is False
+    assert _calibration.restore_calibration(stored) is True
+    assert _calibration.learned(spec).window == 2048
+    assert _calibration.learned(spec).ratio == pytest.approx(1.15)
+    assert _calibration.restore_calibration(stored) is False  # nothing new the second time
