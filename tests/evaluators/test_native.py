@@ -363,10 +363,16 @@ fn main() {
 """
 
 
-@pytest.mark.skipif(tool("rustc") is None, reason="needs rustc (https://rustup.rs)")
-def test_a_rust_candidate_compiles_in_the_sandbox_and_is_measured(tmp_path):
+# Found with the real HOME (tests run with a HOME of their own, where ~/.cargo/bin is not)
+RUSTC = tool("rustc")
+
+
+@pytest.mark.skipif(RUSTC is None, reason="needs rustc (https://rustup.rs)")
+def test_a_rust_candidate_compiles_in_the_sandbox_and_is_measured(tmp_path, monkeypatch):
     """rustup's toolchain lives under ~/.rustup, outside the minimal root: it is bound in,
     and rustc's own process spawning (a seqpacket socketpair) passes the seccomp filter."""
+    assert RUSTC is not None
+    monkeypatch.setenv("PATH", f"{Path(RUSTC).parent}{os.pathsep}{os.environ['PATH']}")
     folder = tmp_path / "rust"
     folder.mkdir()
     (folder / "seed.rs").write_text(RUST_SEED)

@@ -26,21 +26,22 @@ from evoforge.problems import (
 from evoforge.problems.adapters import adapt
 from tests.conftest import ROOT
 
-# What each kind needs on this host to run; absent, its end-to-end tests skip and say so.
+# What each kind needs on this host to run, with how to get it; absent, its end-to-end tests
+# skip and say so. The repo kind's check and measure commands call `python`, as written.
 NEEDS = {
-    "python": (),
-    "native": ("clang-19",),
-    "repo": (),
-    "kernel": (),
+    "python": {},
+    "native": {"clang-19": "apt-get install -y clang-19"},
+    "repo": {"python": "a virtual environment, or apt-get install -y python-is-python3"},
+    "kernel": {},
 }
 SEEDS = {"python": "seed.py", "native": "seed.c", "kernel": "seed.py"}
 
 
 def missing(kind: str) -> str:
     """Why ``kind``'s scaffold cannot run here ("" when it can)."""
-    absent = [tool for tool in NEEDS[kind] if shutil.which(tool) is None]
+    absent = [f"{tool} ({how})" for tool, how in NEEDS[kind].items() if not shutil.which(tool)]
     if absent:
-        return f"needs {', '.join(absent)} (apt-get install -y clang-19)"
+        return f"needs {', '.join(absent)} on PATH"
     if kind == "kernel" and importlib.util.find_spec("triton") is None:
         return "needs torch and triton (pip install 'evoforge[torch]')"
     return ""
