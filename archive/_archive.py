@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -530,6 +530,11 @@ class Archive(Runs, Grids, Fronts, PromptVariants, Suites):
         return [key for (key,) in rows][::-1]
 
     # -- mining ---------------------------------------------------------------------------
+
+    def metric_ranges(self, run_id: str, metrics: Iterable[str]) -> dict[str, tuple[float, float]]:
+        """``{metric: (smallest, largest)}`` of each of ``metrics`` over the run's ok programs
+        (numbers only; a metric no ok program has a number for is left out)."""
+        return _queries.metric_ranges(self, run_id, metrics)
 
     def top(self, run_id: str, k: int = 10) -> list[Program]:
         """The ``k`` best ok programs, best score first; equal scores by lower ``seq``."""

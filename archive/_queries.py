@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -208,6 +208,25 @@ def best_over_time(archive: Archive, run_id: str) -> list[tuple[int, float]]:
         "SELECT seq, score FROM run_best_points WHERE run_id = ? ORDER BY seq", (run_id,)
     )
     return [(seq, score) for seq, score in rows]
+
+
+def metric_ranges(
+    archive: Archive, run_id: str, metrics: Iterable[str]
+) -> dict[str, tuple[float, float]]:
+    """See :meth:`Archive.metric_ranges`: SQLite's JSON functions over the run's ok rows (one
+    scan per metric, no source or JSON decoded in Python)."""
+    ranges = {}
+    for name in dict.fromkeys(metrics):
+        path = f'$."{name}"'
+        low, high = archive.conn.execute(
+            "SELECT MIN(json_extract(metrics_json, ?1)), MAX(json_extract(metrics_json, ?1)) "
+            "FROM programs WHERE run_id = ?2 AND status = 'ok' "
+            "AND json_type(metrics_json, ?1) IN ('integer', 'real')",
+            (path, run_id),
+        ).fetchone()
+        if low is not None and high is not None:
+            ranges[name] = (float(low), float(high))
+    return ranges
 
 
 @dataclass(frozen=True)

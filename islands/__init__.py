@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from evoforge.islands._descriptors import (
         BUILTIN_DESCRIPTORS as BUILTIN_DESCRIPTORS,
         BuiltinDescriptors as BuiltinDescriptors,
+        SeenRanges as SeenRanges,
         with_builtin_descriptors as with_builtin_descriptors,
     )
     from evoforge.islands._islands import (

@@ -46,6 +46,9 @@ engine, on the declared range and bins: the ``openevolve`` evaluator leaves them
 OpenEvolve folder's ``complexity`` and ``diversity``); other evaluators require every
 declared descriptor in the metrics. Run setting ``[search] descriptors = "none"`` turns off
 the undeclared ones (one cell per island).
+
+The one kind of range stretched to the values seen: an OpenEvolve folder's metric-named
+feature dimensions, which OpenEvolve min-max scales (:class:`SeenRanges`, kept per run).
 """
 
 from __future__ import annotations
@@ -113,3 +116,31 @@ class BuiltinDescriptors:
             SIZE.name: size_value(own.size, self._seed_size),
             DISTANCE.name: math.sqrt(max(distance, 0.0)),
         }
+
+
+class SeenRanges:
+    """OpenEvolve's min-max scaling of a descriptor read from a metric, over a run.
+
+    OpenEvolve places a program on such a dimension by its value scaled to [0, 1] between the
+    smallest and largest values seen so far, its own included (``feature_scaling_method:
+    minmax``, the default; 0.5 while all are equal), at the time it is added; programs placed
+    earlier keep their cells. Scores such as 0.003 to 0.02 (``kissing_number``,
+    ``heilbronn_*``) so spread over the bins, where a fixed [0, 1] range would put them all in
+    the first. The ranges are the run's, kept by the controller (one for every evaluation
+    slot and Ray actor) and started again from the run's stored metrics when a session
+    starts (:meth:`~evoforge.archive.Archive.metric_ranges`), so a program's cell does not
+    depend on which worker evaluated it or whether the run was resumed.
+
+    Args:
+        seen: ``{name: (smallest, largest)}`` seen before (a resumed run's).
+    """
+
+    def __init__(self, seen: dict[str, tuple[float, float]] | None = None) -> None:
+        self.seen: dict[str, tuple[float, float]] = dict(seen or {})
+
+    def scale(self, name: str, value: float) -> float:
+        """``value`` scaled to [0, 1], after taking it into ``name``'s range."""
+        low, high = self.seen.get(name, (value, value))
+        low, high = min(low, value), max(high, value)
+        self.seen[name] = (low, high)
+        return 0.5 if high == low else (value - low) / (high - low)

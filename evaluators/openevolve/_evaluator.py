@@ -29,7 +29,9 @@ and the primary objective (:func:`~evoforge.evaluators.openevolve._scores.fitnes
 ``combined_score`` when returned, else the mean of the numeric metrics, ``fitness_exclude``,
 OpenEvolve's feature dimensions, left out). Options ``cascade_thresholds`` (OpenEvolve's) and
 ``feature_metrics`` (descriptor -> the metric it is read from, for the ``feature_dimensions``
-that are metrics) complete the mapping.
+that are metrics: :func:`~evoforge.problems.adapters.feature_metrics`) complete the mapping;
+such a descriptor is returned as the metric's raw value, and the engine scales it over the
+values its run has seen (:class:`~evoforge.islands.SeenRanges`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from evoforge.evaluators.openevolve._cascade import openevolve_cascade
 from evoforge.evaluators.openevolve._scores import FITNESS, fitness
 from evoforge.evaluators.sandbox import SandboxOptions, call_runner, reply_result, server_env
 from evoforge.problems import ProblemSpecError
+from evoforge.problems.adapters import feature_metrics
 
 if TYPE_CHECKING:
     from evoforge.problems import Problem, Stage
@@ -68,8 +71,7 @@ class OpenEvolveEvaluator(Evaluator):
         super().__init__(problem, workers=workers)
         self.folder, self.evaluator_file, self.suffix, self.exclude = read_options(problem)
         self.thresholds = read_thresholds(problem)
-        self.features = read_features(problem)
-        self._feature_ranges = FeatureRanges()
+        self.features = feature_metrics(problem)
         self._sandbox = SandboxOptions.of(problem)
         self._running = asyncio.Semaphore(workers)
 
@@ -136,9 +138,9 @@ class OpenEvolveEvaluator(Evaluator):
         objectives_only = dataclasses.replace(self.problem, descriptors=())
         scored = {k: v for k, v in metrics.items() if k != "correct"}
         status, error, objectives, _ = classify_metrics(objectives_only, scored)
+        # raw: the engine scales them over the values its run has seen (SeenRanges), and
+        # only ok programs take part, as only programs OpenEvolve adds update its ranges
         descriptors = descriptor_values(self.features, metrics)
-        if status is Status.OK:  # as OpenEvolve: only programs it adds update the ranges
-            descriptors = self._feature_ranges.scale(descriptors)
         artifacts = dict(result.artifacts)
         missing = [name for name in self.features if name not in descriptors]
         if missing:
@@ -158,33 +160,6 @@ class OpenEvolveEvaluator(Evaluator):
             result.timings,
             result.device,
         )
-
-
-class FeatureRanges:
-    """OpenEvolve's min-max scaling of metric-named feature dimensions (and ``score``).
-
-    OpenEvolve places a program on such a dimension by its value scaled to [0, 1] between the
-    smallest and largest values seen so far, its own included (``feature_scaling_method:
-    minmax``, the default; 0.5 while all are equal), at the time it is added; programs placed
-    earlier keep their cells. Scores such as 0.003 to 0.02 (``kissing_number``,
-    ``heilbronn_*``) so spread over the bins, where a fixed [0, 1] range would put them all in
-    the first. The descriptors are declared on [0, 1] (:mod:`~evoforge.problems.adapters.
-    _openevolve_features`); the metric keeps its raw value. The ranges are this evaluator's
-    (a session's: a resumed run, or each Ray actor, learns them again).
-    """
-
-    def __init__(self) -> None:
-        self.seen: dict[str, tuple[float, float]] = {}
-
-    def scale(self, values: Mapping[str, float]) -> dict[str, float]:
-        """``values`` scaled to [0, 1], after taking them into the ranges."""
-        scaled = {}
-        for name, value in values.items():
-            low, high = self.seen.get(name, (value, value))
-            low, high = min(low, value), max(high, value)
-            self.seen[name] = (low, high)
-            scaled[name] = 0.5 if high == low else (value - low) / (high - low)
-        return scaled
 
 
 def descriptor_values(features: Mapping[str, str], metrics: Mapping[str, Any]) -> dict[str, float]:
@@ -261,31 +236,3 @@ def read_thresholds(problem: Problem) -> tuple[float, ...]:
             f"found {thresholds!r}; use a list of numbers, e.g. [0.5, 0.75]",
         )
     return tuple(float(t) for t in thresholds)
-
-
-def read_features(problem: Problem) -> dict[str, str]:
-    """``options['feature_metrics']``: descriptor name -> the metric it is read from.
-
-    Raises:
-        ProblemSpecError: not a dict of names, or a descriptor it names is not declared.
-    """
-    features = problem.options.get("feature_metrics", {})
-    ok = isinstance(features, dict) and all(
-        isinstance(k, str) and isinstance(v, str) for k, v in features.items()
-    )
-    if not ok:
-        raise ProblemSpecError(
-            problem.spec_path,
-            "options['feature_metrics']",
-            f"found {features!r}; use {{descriptor: metric}}, e.g. {{'spread': 'spread'}}",
-        )
-    declared = {d.name for d in problem.descriptors}
-    for name in features:
-        if name not in declared:
-            raise ProblemSpecError(
-                problem.spec_path,
-                "options['feature_metrics']",
-                f"names descriptor {name!r}, which the problem does not declare "
-                f"({', '.join(sorted(declared)) or 'none'}); declare it in `descriptors`",
-            )
-    return dict(features)

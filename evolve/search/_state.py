@@ -24,9 +24,11 @@ from evoforge.islands import (
     BuiltinDescriptors,
     Fingerprint,
     NoveltyFilter,
+    SeenRanges,
     Verdict,
     with_builtin_descriptors,
 )
+from evoforge.problems.adapters import feature_metrics
 
 if TYPE_CHECKING:
     from evoforge.archive import Archive, RunInfo
@@ -53,6 +55,9 @@ class SearchState:
             declares none and ``[search] descriptors = "builtin"``.
         builtin: computes the built-in descriptors (None when the problem has its own or
             they are off).
+        scaled: descriptor -> the metric it is read from, min-max scaled over the values
+            the run has seen (an OpenEvolve folder's metric-named feature dimensions).
+        ranges: those values' ranges (the run's: rebuilt from its ok programs).
         novelty: the novelty filter (None when off).
         prompts: the run's prompt variants (None when prompts do not evolve).
     """
@@ -70,6 +75,11 @@ class SearchState:
             # folder's complexity and diversity): computed here when evaluate() left them out
             self.builtin = BuiltinDescriptors(problem.seed_source, problem.language)
         self.problem = problem
+        self.scaled = feature_metrics(problem)
+        seen = archive.metric_ranges(run.id, self.scaled.values())
+        self.ranges = SeenRanges(
+            {name: seen[metric] for name, metric in self.scaled.items() if metric in seen}
+        )
         self.novelty = (
             NoveltyFilter(
                 archive,
@@ -127,8 +137,13 @@ class SearchState:
     # --- before the commit --------------------------------------------------------------
 
     def describe(self, result: EvalResult, source: str) -> None:
-        """Add the built-in descriptors to an ok result (those its evaluator left out)."""
-        if self.builtin is None or result.status != Status.OK:
+        """Scale an ok result's descriptors read from metrics over the values the run has
+        seen, and add the built-in descriptors its evaluator left out."""
+        if result.status != Status.OK:
+            return
+        for name in self.scaled.keys() & result.descriptors.keys():
+            result.descriptors[name] = self.ranges.scale(name, result.descriptors[name])
+        if self.builtin is None:
             return
         missing = self._builtin_names - set(result.descriptors)
         if missing:

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
         is_task_source as is_task_source,
     )
     from evoforge.problems.adapters._openevolve import OPENEVOLVE as OPENEVOLVE
+    from evoforge.problems.adapters._openevolve_features import (
+        feature_metrics as feature_metrics,
+    )
     from evoforge.problems.adapters._registry import (
         Adapted as Adapted,
         Adapter as Adapter,

@@ -26,10 +26,10 @@ seen so far (min-max, at the time a program is added); its built-in ``complexity
   5-grams to the seed, range 0 to 1) — OpenEvolve's diversity is a distance to a reference
   set of programs, with its own text measure;
 - ``score`` is the descriptor ``fitness`` (OpenEvolve's score) and a metric the descriptor of
-  that name, each declared on [0, 1] and given the value min-max scaled as OpenEvolve does,
-  by the ``openevolve`` evaluator (:class:`~evoforge.evaluators.openevolve._evaluator.
-  FeatureRanges`), so a metric on any scale (seconds, counts, scores of 0.003 to 0.02) spreads
-  over the bins; the metric itself keeps its raw value.
+  that name, each declared on [0, 1] and given the value min-max scaled as OpenEvolve does
+  (:func:`feature_metrics` names them; the engine scales them over the values its run has
+  seen: :class:`~evoforge.islands.SeenRanges`), so a metric on any scale (seconds, counts,
+  scores of 0.003 to 0.02) spreads over the bins; the metric itself keeps its raw value.
 
 Which names are metrics is read from ``evaluator.py`` before anything runs: a dimension named
 as a string anywhere in it (``"radius_variance"``) is taken for a metric it returns, even
@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evoforge.problems import ProblemSpecError
+from evoforge.problems import Problem, ProblemSpecError
 
 DEFAULT_DIMENSIONS = ("complexity", "diversity")  # OpenEvolve's default feature_dimensions
 DEFAULT_BINS = 10  # OpenEvolve's default feature_bins
@@ -182,3 +182,32 @@ def read_bins(path: Path, value: Any) -> int | dict[str, int]:
         "database.feature_bins",
         f"found {value!r}; expected a whole number >= 1 or {{dimension: bins}}",
     )
+
+
+def feature_metrics(problem: Problem) -> dict[str, str]:
+    """``options['feature_metrics']``: descriptor name -> the metric whose value, min-max
+    scaled over the values the run has seen, places a program on it ({} when none).
+
+    Raises:
+        ProblemSpecError: not a dict of names, or a descriptor it names is not declared.
+    """
+    features = problem.options.get("feature_metrics", {})
+    ok = isinstance(features, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in features.items()
+    )
+    if not ok:
+        raise ProblemSpecError(
+            problem.spec_path,
+            "options['feature_metrics']",
+            f"found {features!r}; use {{descriptor: metric}}, e.g. {{'spread': 'spread'}}",
+        )
+    declared = {d.name for d in problem.descriptors}
+    for name in features:
+        if name not in declared:
+            raise ProblemSpecError(
+                problem.spec_path,
+                "options['feature_metrics']",
+                f"names descriptor {name!r}, which the problem does not declare "
+                f"({', '.join(sorted(declared)) or 'none'}); declare it in `descriptors`",
+            )
+    return dict(features)

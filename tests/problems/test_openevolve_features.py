@@ -10,7 +10,8 @@ import textwrap
 import pytest
 
 from evoforge.archive import Archive
-from evoforge.evolve import RunConfig, resolve, start_run
+from evoforge.evolve import RunConfig, resolve, resume_run, start_run
+from evoforge.islands import SeenRanges
 from evoforge.problems import ProblemSpecError
 from evoforge.problems.adapters import adapt
 from evoforge.problems.adapters._openevolve_features import feature_dimensions
@@ -161,15 +162,14 @@ def test_a_yaml_file_outside_an_openevolve_folder_is_not_taken_for_one(tmp_path)
 
 
 def test_metric_dimensions_are_min_max_scaled_as_openevolve_does():
-    from evoforge.evaluators.openevolve._evaluator import FeatureRanges
-
-    ranges = FeatureRanges()
-    assert ranges.scale({"t": 250.0}) == {"t": 0.5}  # one value: the middle, as OpenEvolve
-    assert ranges.scale({"t": 150.0}) == {"t": 0.0}  # a new smallest
-    assert ranges.scale({"t": 200.0}) == {"t": 0.5}
-    assert ranges.scale({"t": 450.0, "s": 0.003}) == {"t": 1.0, "s": 0.5}
-    assert ranges.scale({"t": 300.0}) == {"t": 0.5}
+    ranges = SeenRanges()
+    assert ranges.scale("t", 250.0) == 0.5  # one value: the middle, as OpenEvolve
+    assert ranges.scale("t", 150.0) == 0.0  # a new smallest
+    assert ranges.scale("t", 200.0) == 0.5
+    assert (ranges.scale("t", 450.0), ranges.scale("s", 0.003)) == (1.0, 0.5)
+    assert ranges.scale("t", 300.0) == 0.5
     assert ranges.seen == {"t": (150.0, 450.0), "s": (0.003, 0.003)}
+    assert SeenRanges({"t": (0.0, 10.0)}).scale("t", 5.0) == 0.5  # a resumed run's ranges
 
 
 # far from [0, 1]: a time in milliseconds and a score of a few thousandths
@@ -193,3 +193,34 @@ def test_metrics_on_any_scale_spread_over_the_bins(tmp_path):
     # on a fixed [0, 1] range every one of these would share the last latency bin
     assert len({min(int(p.descriptors["latency_ms"] * 5), 4) for p in ok}) > 1
     assert len({p.cell for p in ok}) > 1
+
+
+def test_a_resumed_run_scales_over_every_value_its_run_has_seen(tmp_path):
+    """The ranges are the run's, not a session's: after a resume, a program is placed
+    against the values seen before the stop too (in OpenEvolve's order: its own included)."""
+    config = """
+    database:
+      feature_dimensions: [latency_ms, score]
+      feature_bins: 5
+    """
+    folder = _folder(tmp_path, config)
+    (folder / "evaluator.py").write_text(textwrap.dedent(SCALED_EVALUATOR))
+    (problem,) = resolve(str(folder)).problems
+    db = tmp_path / "run.db"
+    config = RunConfig(problem=str(problem.spec_path.parent), budget=10, workers=1, seed=5)
+    info, _ = asyncio.run(start_run(config.replace(model="offline/mutator"), db))
+    asyncio.run(resume_run(info.id, db, budget=20))
+    with Archive(db) as archive:
+        ok = [p for p in archive.programs(info.id) if p.status == "ok"]
+        stored = archive.metric_ranges(info.id, ["latency_ms", "no_such_metric"])
+    before = [p for p in ok if p.seq <= 10]
+    after = [p for p in ok if p.seq > 10]
+    assert before and after
+    assert set(stored) == {"latency_ms"}  # a metric no program has is left out
+    ranges = SeenRanges()  # replayed in the order the programs were stored
+    for p in ok:
+        expected = ranges.scale("latency_ms", p.metrics["latency_ms"])
+        assert p.descriptors["latency_ms"] == pytest.approx(expected), p.seq
+        expected = ranges.scale("fitness", p.metrics["fitness"])
+        assert p.descriptors["fitness"] == pytest.approx(expected), p.seq
+    assert stored["latency_ms"] == ranges.seen["latency_ms"]
