@@ -178,7 +178,8 @@ SCALED_EVALUATOR = EVALUATOR_RETURNING.format(
 )
 
 
-def test_metrics_on_any_scale_spread_over_the_bins(tmp_path):
+def _scaled_folder(tmp_path):
+    """A folder whose feature dimensions are a metric in milliseconds and the score."""
     config = """
     database:
       feature_dimensions: [latency_ms, score]
@@ -186,6 +187,11 @@ def test_metrics_on_any_scale_spread_over_the_bins(tmp_path):
     """
     folder = _folder(tmp_path, config)
     (folder / "evaluator.py").write_text(textwrap.dedent(SCALED_EVALUATOR))
+    return folder
+
+
+def test_metrics_on_any_scale_spread_over_the_bins(tmp_path):
+    folder = _scaled_folder(tmp_path)
     ok = _ok_programs(tmp_path, folder, budget=16, seed=5)
     latencies = {p.metrics["latency_ms"] for p in ok}
     assert len(latencies) > 2, latencies  # the offline model varied QUALITY
@@ -198,13 +204,7 @@ def test_metrics_on_any_scale_spread_over_the_bins(tmp_path):
 def test_a_resumed_run_scales_over_every_value_its_run_has_seen(tmp_path):
     """The ranges are the run's, not a session's: after a resume, a program is placed
     against the values seen before the stop too (in OpenEvolve's order: its own included)."""
-    config = """
-    database:
-      feature_dimensions: [latency_ms, score]
-      feature_bins: 5
-    """
-    folder = _folder(tmp_path, config)
-    (folder / "evaluator.py").write_text(textwrap.dedent(SCALED_EVALUATOR))
+    folder = _scaled_folder(tmp_path)
     (problem,) = resolve(str(folder)).problems
     db = tmp_path / "run.db"
     config = RunConfig(problem=str(problem.spec_path.parent), budget=10, workers=1, seed=5)
