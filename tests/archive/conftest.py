@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlite_utils
 
 from evoforge.archive import Archive, Program, program_id
 from evoforge.evaluators import Status
@@ -40,6 +41,15 @@ def shared_archive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Archive
     """One archive for a module's hypothesis tests; each example makes its own run."""
     with Archive(tmp_path_factory.mktemp("shared") / "evoforge.db") as opened:
         yield opened
+
+
+def undo_added_column(path: Path, migration: str, table: str, column: str) -> None:
+    """Make the archive at ``path`` as it was before ``migration``, which added ``column``
+    to ``table`` (the archive an older evoforge wrote)."""
+    db = sqlite_utils.Database(path)
+    db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    db.execute("DELETE FROM _sqlite_migrations WHERE name = ?", [migration])
+    db.close()
 
 
 def new_run(archive: Archive, problem: Problem) -> str:

@@ -9,7 +9,7 @@ import pytest
 import sqlite_utils
 
 from evoforge.archive import Archive, ArchiveError, Status, migrations
-from tests.archive.conftest import build_program, new_run
+from tests.archive.conftest import build_program, new_run, undo_added_column
 
 EXPECTED_COLUMNS = {
     "runs": {
@@ -360,10 +360,7 @@ def test_calls_stored_before_request_keys_read_as_unkeyed(tmp_path: Path, proble
     with Archive(path) as writer:
         run_id = new_run(writer, problem)
         writer.record_llm_call(run_id, seq=1, model="m", latency_s=0.1, status="ok")
-    db = sqlite_utils.Database(path)
-    db.execute("ALTER TABLE llm_calls DROP COLUMN request_key")
-    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm012_request_keys'")
-    db.close()
+    undo_added_column(path, "m012_request_keys", "llm_calls", "request_key")
     with Archive(path, read_only=True) as reader:
         assert reader.pending_migrations == ("m012_request_keys",)
         assert [c.request_key for c in reader.llm_calls(run_id)] == [None]

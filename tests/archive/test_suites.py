@@ -82,17 +82,14 @@ def test_a_reader_of_an_archive_before_m010_sees_no_suites(tmp_path: Path) -> No
 
 
 def test_programs_of_an_archive_before_m011_read_as_offered_nothing(tmp_path: Path, problem):
-    from tests.archive.conftest import build_program, new_run
+    from tests.archive.conftest import build_program, new_run, undo_added_column
 
     path = tmp_path / "m010.db"
     with Archive(path) as writer:
         run_id = new_run(writer, problem)
         writer.add_program(build_program(run_id, 0, score=1.0))
         writer.add_program(build_program(run_id, 1, score=2.0, parent_id=None))
-    db = sqlite_utils.Database(path)
-    db.execute("ALTER TABLE programs DROP COLUMN transfer_from")
-    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm011_transfer'")
-    db.close()
+    undo_added_column(path, "m011_transfer", "programs", "transfer_from")
     with Archive(path, read_only=True) as reader:
         assert reader.pending_migrations == ("m011_transfer",)
         assert [p.transfer_from for p in reader.programs(run_id)] == [None, None]
