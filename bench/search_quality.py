@@ -77,11 +77,13 @@ import itertools
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -181,7 +183,7 @@ def toml_value(value: object) -> str:
 def write_config(folder: Path, name: str) -> Path:
     """The run configuration of ``name``: a key ``section.name`` goes to that section (e.g.
     ``islands.migration_evaluations``), a plain one to ``[search]``."""
-    path = folder / f"{name.replace('=', '-')}.toml"
+    path = folder / f"{re.sub(r'[^A-Za-z0-9_.-]', '-', name)}.toml"
     sections: dict[str, list[str]] = {"search": []}
     for key, value in CONFIGS[name].items():
         section, _, setting = key.rpartition(".")
@@ -445,8 +447,30 @@ def print_table(results: list[RunResult]) -> None:
 # --- main --------------------------------------------------------------------------------------
 
 
+def adhoc_config(name: str) -> dict[str, object] | None:
+    """The settings of a configuration named on the command line rather than in
+    :data:`CONFIGS`: ``key=value`` pairs joined by ``+`` (``islands.count=1+exploitation=0.5``
+    style: a key ``section.name`` or a plain ``[search]`` one; values are TOML). ``None`` when
+    ``name`` is not of that form."""
+    settings: dict[str, object] = {}
+    for pair in name.split("+"):
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            return None
+        try:
+            settings[key.strip()] = tomllib.loads(f"v = {value.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            settings[key.strip()] = value.strip()  # a bare word: a string
+    return settings
+
+
 def _names(text: str, known: dict[str, object] | tuple[str, ...], what: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
+    if known is CONFIGS:
+        for name in names:
+            settings = None if name in CONFIGS else adhoc_config(name)
+            if settings is not None:
+                CONFIGS[name] = settings
     unknown = [n for n in names if n not in known]
     if unknown:
         raise SystemExit(f"unknown {what} {unknown}: choose from {', '.join(known)}")
@@ -462,7 +486,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, help="seeds 1..N per configuration")
     parser.add_argument("--problems", default=",".join(PROBLEMS), help="comma-separated")
     parser.add_argument("--models", default="offline,sloppy", help="offline,sloppy,clean")
-    parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated")
+    parser.add_argument(
+        "--configs",
+        default=",".join(CONFIGS),
+        help="comma-separated names, or ad-hoc settings: key=value pairs joined by + "
+        "(e.g. islands.count=1+islands.exploitation=0.5)",
+    )
     parser.add_argument(
         "--workers", type=int, default=WORKERS, help="evaluations in flight (1: reproducible)"
     )
