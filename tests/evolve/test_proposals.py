@@ -97,7 +97,9 @@ def test_workers_answer_requests_as_this_process_would(tiny):
         pool = ProposalPool(setup, 2)
         await pool.start()
         try:
-            await pool.wait_ready()
+            await pool.wait_ready()  # one worker ready: it could take every request alone
+            while not all(worker.ready for worker in pool._workers):
+                await asyncio.sleep(0.05)
             remote = await asyncio.gather(*(pool.propose(r) for r in requests))
         finally:
             stats = await pool.close()
