@@ -21,6 +21,8 @@ from evoforge.evolve.edits._indent import indent_of
 from evoforge.evolve.edits._lines import ProgramLines
 from evoforge.evolve.edits._match import MATCH_KINDS, MatchKind, locate, search_lines
 from evoforge.evolve.edits._parse import EditBlock, EditError, parse_blocks, rewrite_code
+from evoforge.evolve.edits._reasoning import without_reasoning
+from evoforge.evolve.edits._unified import unified_blocks
 from evoforge.evolve.edits._unmarked import unmarked_content
 from evoforge.problems import END_MARKER, START_MARKER, Block, BlockError, find_blocks
 
@@ -61,8 +63,10 @@ def apply_edit(
     A diff is applied block by block to the evolving text (a block sees the earlier blocks'
     changes). Each block goes where the strongest matching rule that finds it puts it, and only
     there: a SEARCH text found in two places inside the EVOLVE-BLOCK regions is refused, not
-    guessed (see :mod:`evoforge.evolve.edits._match` for the rules). A rewrite keeps the
-    parent's frozen parts byte for byte.
+    guessed (see :mod:`evoforge.evolve.edits._match` for the rules). A unified diff (``@@``
+    hunks) is read as the SEARCH/REPLACE blocks it means (:mod:`._unified`). A rewrite keeps
+    the parent's frozen parts byte for byte. Thinking that opens the answer (``<think>``) is
+    not read (:mod:`._reasoning`).
 
     Args:
         parent: the parent program, with its EVOLVE-BLOCK markers.
@@ -89,8 +93,8 @@ def apply_edit(
     if not 0 < fuzzy_threshold <= 1:
         raise ValueError(f"fuzzy_threshold must be in (0, 1], got {fuzzy_threshold!r}")
     regions = find_blocks(parent, origin="parent program")
-    lines = answer.split("\n")
-    blocks = parse_blocks(lines)
+    lines = without_reasoning(answer).split("\n")
+    blocks = parse_blocks(lines) or unified_blocks(lines)
     match: MatchKind | None = None
     guessed = False
     if blocks:

@@ -176,7 +176,7 @@ async def complete(
         finally:
             latency = time.perf_counter() - started
         if not (response.choices[0].message.content or "").strip():
-            raise EmptyAnswer(f"{spec.model} answered with no text")
+            raise EmptyAnswer(_no_text(spec.model, response.choices[0], kwargs.get("max_tokens")))
         return response
 
     response, attempts = await call_with_retries(
@@ -196,6 +196,25 @@ async def complete(
         cost_usd=answer_cost(response) if prompt_tokens is not None else None,
         attempts=attempts,
     )
+
+
+def _no_text(model: str, choice: Any, max_tokens: int | None) -> str:
+    """Why an answer has no text, as far as the reply says: a reasoning model that spent its
+    ``max_tokens`` thinking (its thoughts come back apart, in ``reasoning_content``, from
+    vLLM's reasoning parser, DeepSeek and litellm's own split) says so, and what to change."""
+    thought = getattr(choice.message, "reasoning_content", None)
+    cut = getattr(choice, "finish_reason", None) == "length"
+    limit = f"max_tokens ({max_tokens})" if max_tokens else "max_tokens"
+    fix = "raise --max-tokens (max_tokens in the run's configuration)"
+    if isinstance(thought, str) and thought.strip():
+        return (
+            f"{model} answered with no text, only {len(thought)} characters of reasoning"
+            + (f": it was cut off at {limit} while it was still thinking" if cut else "")
+            + f"; {fix} so that the answer fits after the thinking"
+        )
+    if cut:
+        return f"{model} answered with no text: it was cut off at {limit}; {fix}"
+    return f"{model} answered with no text"
 
 
 def _usage(response: Any) -> tuple[int | None, int | None]:

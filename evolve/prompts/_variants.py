@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evoforge.archive import Archive, Program, PromptVariant, improved
+from evoforge.evolve.edits import without_reasoning
 from evoforge.evolve.prompts._config import PromptConfig
 from evoforge.evolve.prompts._templates import (
     PLACEHOLDERS,
@@ -221,7 +222,8 @@ class PromptEvolution:
                 text = await ask(
                     self.rewrite_messages(best, list(self.successes), list(self.failures))
                 )
-                variant = self.parse_rewrite(text, best, seq)
+                # a thinking model's drafts are not the rewrite
+                variant = self.parse_rewrite(without_reasoning(text), best, seq)
                 if variant.id in self._arms:
                     raise RewriteError("the rewrite is a variant the run already has")
             except asyncio.CancelledError:

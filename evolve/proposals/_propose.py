@@ -65,14 +65,15 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
             return Proposal(request.seq, failure=CallFailure.of(exc), prompt_cpu_s=prompt_cpu)
         *retried, last = exc.attempts or (Attempt("empty", str(exc), 0.0),)
         completion = Completion("", spec.model, last.latency_s, attempts=tuple(retried))
+        why = last.message.partition("answered with no text")[2].lstrip(",:; ")
     else:
         assert called.completion is not None
-        completion = called.completion
+        completion, why = called.completion, ""
     tick = time.thread_time()
     parent = request.context.parent
     try:
-        if not completion.text.strip():
-            raise EditError(EMPTY_ANSWER)
+        if not completion.text.strip():  # why, when the reply said (a reasoning model cut off)
+            raise EditError(f"the model's answer was empty: {why}" if why else EMPTY_ANSWER)
         child = apply_edit(
             parent.source or "",
             completion.text,

@@ -26,6 +26,9 @@ cycled with ``cycle=True`` / ``--cycle``. A SPEC is the same tokens joined by co
 - ``drop``: close the connection without a reply.
 - ``delay:S``: wait S seconds, then answer normally.
 - ``empty``: answer with empty text.
+- ``thinking``: a reasoning model cut off while it thought: empty text, its thinking in
+  ``reasoning_content`` (as vLLM's reasoning parser and DeepSeek send it), ``finish_reason``
+  ``length``.
 - ``nousage``: answer normally but leave ``usage`` out.
 
 A strict server with a window of its own (``window=``, a vLLM or llama.cpp started with a
@@ -398,12 +401,18 @@ class _Handler(BaseHTTPRequestHandler):
                     "of the messages or completion.",
                 )
                 return
-        text = "" if fault.kind == "empty" else self.owner._answer_text(body)
+        text = "" if fault.kind in ("empty", "thinking") else self.owner._answer_text(body)
         if route in ("/api/chat", "/api/generate"):
             self._json(200, self._ollama_answer(route, body, text))
             return
         usage = fault.kind != "nousage"
-        self._json(200, _completion(body, text, usage=usage, prompt_tokens=prompt_tokens))
+        payload = _completion(body, text, usage=usage, prompt_tokens=prompt_tokens)
+        if fault.kind == "thinking":
+            choice = payload["choices"][0]
+            choice["message"]["reasoning_content"] = "Let me think about the loop. " * 40
+            choice["message"]["content"] = ""
+            choice["finish_reason"] = "length"
+        self._json(200, payload)
 
     def _tokenize(self, body: Any) -> None:
         kind = self.owner.tokenize

@@ -32,7 +32,8 @@ class Reply:
 
 @dataclass(frozen=True)
 class Fault:
-    """One scripted behaviour: ``kind`` is ok, status, drop, delay, empty or nousage."""
+    """One scripted behaviour: ``kind`` is ok, status, drop, delay, empty, thinking or
+    nousage."""
 
     kind: str
     status: int = 200
@@ -44,14 +45,14 @@ class Fault:
         """One SPEC token (see the module docstring); raises ValueError on an unknown one."""
         token = token.strip()
         head, _, arg = token.partition(":")
-        if token in ("ok", "drop", "empty", "nousage"):
+        if token in ("ok", "drop", "empty", "thinking", "nousage"):
             return cls(token)
         if head == "delay" and arg:
             return cls("delay", delay_s=float(arg))
         if head.isdigit() and len(head) == 3:
             return cls("status", status=int(head), retry_after=arg or None)
         raise ValueError(
-            f"unknown fault {token!r}: expected ok, drop, empty, nousage, delay:S, "
+            f"unknown fault {token!r}: expected ok, drop, empty, thinking, nousage, delay:S, "
             f"a status code such as 500, or 429:N (Retry-After N)"
         )
 

@@ -141,6 +141,18 @@ def test_failures_that_would_repeat_are_not_retried(fault: str, kind: str) -> No
     assert (info.value.kind, len(info.value.attempts), sleeps) == (kind, 1, [])
 
 
+def test_a_reasoning_model_that_thought_until_max_tokens_is_told_so() -> None:
+    # a server with a reasoning parser sends the thinking apart and no text when the
+    # answer's tokens ran out first: the error says so and what to raise
+    with OpenAIServer(faults=["thinking"]) as server:
+        with pytest.raises(ModelError) as info:
+            call(spec(server), max_tokens=256)
+    assert info.value.kind == "empty"
+    assert "only 1160 characters of reasoning" in str(info.value)
+    assert "cut off at max_tokens (256) while it was still thinking" in str(info.value)
+    assert "raise --max-tokens" in str(info.value)
+
+
 def test_exhausted_retries_raise_with_every_attempt() -> None:
     sleeps = Sleeps()
     with OpenAIServer(faults=["503"], cycle=True) as server:

@@ -310,13 +310,14 @@ def test_rewrite_messages_show_the_best_and_the_recent_outcomes(history: History
     assert "```system" in text and "```task" in text
 
 
-def test_maybe_evolve_uses_the_models_rewrite(history: History):
+@pytest.mark.parametrize("thinking", ["", "<think>\nA draft:\n```\nnot this\n```\n</think>\n"])
+def test_maybe_evolve_uses_the_models_rewrite(history: History, thinking: str):
     evolution = started(history, every=5)
     asked = []
 
     async def ask(messages):
         asked.append(messages)
-        return GOOD
+        return thinking + GOOD
 
     made = asyncio.run(
         evolution.maybe_evolve(
@@ -324,6 +325,7 @@ def test_maybe_evolve_uses_the_models_rewrite(history: History):
         )
     )
     assert len(asked) == 1 and made is not None and made.origin == "model"
+    assert made.note == "I made the strategy explicit."  # the thinking is not the note
     assert history.archive.prompt_variants(history.run_id)[-1] == made
     assert made in evolution.variants
 

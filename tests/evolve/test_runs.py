@@ -197,6 +197,22 @@ def test_an_empty_answer_is_stored_as_a_failed_attempt_with_its_reason(tiny, tmp
     assert [c.program_id for c in calls] == [programs[1].id, programs[2].id]
 
 
+def test_a_reasoning_model_cut_off_while_thinking_is_stored_with_the_fix(
+    tiny, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with OpenAIServer(faults=["thinking"]) as server:
+        config = RunConfig(
+            problem=tiny, budget=2, workers=1, model="openai/gpt-4o-mini", api_base=server.url
+        )
+        info, _ = run(config, tmp_path / "t.db")
+    with Archive(tmp_path / "t.db") as archive:
+        failed = next(p for p in archive.programs(info.id) if p.status == Status.EDIT_ERROR)
+    error = failed.artifacts["error"]
+    assert error.startswith("the model's answer was empty: only 1160 characters of reasoning")
+    assert "while it was still thinking; raise --max-tokens" in error
+
+
 def test_a_model_that_never_helps_fails_the_run_with_a_reason(tiny, tmp_path, scripted):
     scripted["useless"] = ["no code here"]
     config = RunConfig(
