@@ -11,7 +11,7 @@ every refusal in an :class:`EditError` that a model (or a person) can act on.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace as replace_fields
 from typing import Literal
 
 from evoforge.evolve.edits._file_rewrites import file_rewrites
@@ -142,7 +142,7 @@ def _apply_diff(
     loosest = 0
     budget = FuzzyBudget()
     scope = FileScope.of(parent)
-    for block in blocks:
+    for block in map(_without_marker_context, blocks):
         if not block.search.strip():
             raise EditError(
                 f"block {block.number}: its SEARCH section is empty; copy the lines to change "
@@ -172,6 +172,38 @@ def _apply_diff(
         regions = _moved(regions, start, end, len(replacement))
         loosest = max(loosest, MATCH_KINDS.index(kind))
     return text, MATCH_KINDS[loosest], guessed
+
+
+def _without_marker_context(block: EditBlock) -> EditBlock:
+    """``block`` without the unchanged lines at its edges from an EVOLVE-BLOCK marker outward.
+
+    Models copy the marker line as context (the START line above a change near the top, the
+    END line below one near the bottom, three lines of ``diff -u`` context reaching it). A
+    block may only change code inside a region, and a line kept in both texts says nothing
+    about the change, so those lines are not needed to locate it; a marker line that the
+    block changes, moves or drops is still refused.
+    """
+    search, replace = block.search.splitlines(True), block.replace.splitlines(True)
+    common = 0
+    while common < min(len(search), len(replace)) and search[common] == replace[common]:
+        common += 1
+    head = max((k + 1 for k in range(common) if _is_marker(search[k])), default=0)
+    tail = 0
+    while (
+        tail < min(len(search), len(replace)) - head
+        and search[len(search) - 1 - tail] == replace[len(replace) - 1 - tail]
+    ):
+        tail += 1
+    cut = max((k + 1 for k in range(tail) if _is_marker(search[len(search) - 1 - k])), default=0)
+    if not head and not cut:
+        return block
+    search = search[head : len(search) - cut]
+    replace = replace[head : len(replace) - cut]
+    return replace_fields(block, search="".join(search), replace="".join(replace))
+
+
+def _is_marker(line: str) -> bool:
+    return START_MARKER in line or END_MARKER in line
 
 
 def _moved(regions: list[Block], start: int, end: int, size: int) -> list[Block]:

@@ -6,7 +6,8 @@ or ``+`` (added). evoforge's prompts show earlier attempts that way too. Such an
 one SEARCH/REPLACE block per hunk (context and removed lines to find, context and added lines
 to put there), so it is read as those blocks and applied by the same rules, tolerant ones
 included. The hunk's line numbers are ignored: models count them wrong more often than right,
-and a block is located by its text.
+and a block is located by its text. (``diff -u``'s three lines of context often reach an
+EVOLVE-BLOCK marker; the applier drops such context, as it does a block's.)
 
 What models do to the format is accepted where the meaning is plain: a context line without
 its leading space (an empty line most of all) is context; ``--- a/x`` / ``+++ b/x`` headers,
@@ -18,7 +19,6 @@ parser this is a line scan, linear in the answer.
 from __future__ import annotations
 
 from evoforge.evolve.edits._parse import MAX_BLOCKS, EditBlock, EditError
-from evoforge.problems import END_MARKER, START_MARKER
 
 _HEADERS = ("diff --git ", "index ", "new file mode", "deleted file mode")
 
@@ -56,7 +56,6 @@ def unified_blocks(lines: list[str]) -> list[EditBlock]:
             i += 1
             continue
         body, i = _hunk_body(lines, i + 1)
-        body = _inside_markers(body)
         number = len(blocks) + 1
         if number > MAX_BLOCKS:
             raise EditError(
@@ -106,27 +105,6 @@ def _hunk_body(lines: list[str], start: int) -> tuple[list[str], int]:
     body = [line for line in lines[start:end] if not line.startswith("\\ No newline")]
     last = max((k for k, line in enumerate(body) if _prefixed(line)), default=-1)
     return body[: last + 1], end
-
-
-def _inside_markers(body: list[str]) -> list[str]:
-    """``body`` without the context at its edges from an EVOLVE-BLOCK marker line outward.
-
-    ``diff -u`` gives three lines of context, so a change near a region's edge has the marker
-    line, or code beyond it, as context; a block may only change code inside a region, and
-    the context is the same on both sides, so that part of it is not needed to locate it.
-    """
-
-    def context(line: str) -> bool:
-        return line[:1] not in ("+", "-")
-
-    def marker(line: str) -> bool:
-        return START_MARKER in line or END_MARKER in line
-
-    lead = next((k for k, line in enumerate(body) if not context(line)), len(body))
-    first = max((k + 1 for k in range(lead) if marker(body[k])), default=0)
-    tail = max((k + 1 for k, line in enumerate(body) if not context(line)), default=0)
-    last = min((k for k in range(tail, len(body)) if marker(body[k])), default=len(body))
-    return body[first:last]
 
 
 def _header_path(text: str) -> str:

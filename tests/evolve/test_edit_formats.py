@@ -70,6 +70,24 @@ def test_a_diff_near_the_markers_drops_the_marker_context() -> None:
     assert apply_edit(PROGRAM, unified(PROGRAM, end)).source == end  # and END's line
 
 
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_a_block_that_copies_a_marker_line_as_context_applies(where: str) -> None:
+    if where == "start":
+        search = "# EVOLVE-BLOCK-START\ndef step(x, n):\n"
+        replace = "# EVOLVE-BLOCK-START\ndef step(x, n):  # the sum\n"
+    else:
+        search = "    return total\n# EVOLVE-BLOCK-END\n"
+        replace = "    return total + 0\n# EVOLVE-BLOCK-END\n"
+    child = PROGRAM.replace(search, replace)
+    assert apply_edit(PROGRAM, block(search, replace)).source == child
+
+
+def test_a_block_that_moves_a_marker_line_is_still_refused() -> None:
+    search = "    return total\n# EVOLVE-BLOCK-END\n"
+    with pytest.raises(EditError, match="REPLACE text contains an EVOLVE-BLOCK marker"):
+        apply_edit(PROGRAM, block(search, "# EVOLVE-BLOCK-END\n    return total\n"))
+
+
 def test_hunks_are_read_in_order_and_line_numbers_are_ignored() -> None:
     answer = (
         "@@ -900,3 +900,3 @@\n"
