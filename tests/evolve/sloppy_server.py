@@ -61,6 +61,8 @@ KINDS = (
     "trailing_spaces",
     "diff_fence",
     "context_off",
+    "unified_diff",
+    "thinking",
 )
 """The ways an answer is written sloppily:
 
@@ -70,7 +72,11 @@ KINDS = (
 - ``trailing_spaces``: two spaces after every SEARCH line;
 - ``diff_fence``: each SEARCH/REPLACE block wrapped in a ```diff fence;
 - ``context_off``: one line of SEARCH (a context line when there is one) misremembered: a
-  word of its comment changed, or, without a comment, one space doubled.
+  word of its comment changed, or, without a comment, one space doubled;
+- ``unified_diff``: the edit written as ``diff -u`` hunks in a ```diff fence (``--- a/`` and
+  ``+++ b/`` headers, line numbers that are wrong), not as SEARCH/REPLACE blocks;
+- ``thinking``: the answer opens with a reasoning model's ``<think>`` block, holding a draft
+  SEARCH/REPLACE block whose SEARCH text is not in the program.
 """
 
 CORRECT = "correct"
@@ -87,6 +93,8 @@ TWO_KINDS_SHARE = 0.25
 """Share of the sloppy answers that combine two kinds (the rest have one)."""
 
 _INDENT_KINDS = frozenset({"no_indent", "indent_2", "tabs"})  # at most one per answer
+_FORM_KINDS = frozenset({"diff_fence", "unified_diff"})  # how blocks are rendered: one at most
+_THINKING_END = "\n</think>\n\n"
 _INTROS = (
     "Looking at the current program, one focused change seems worth trying.",
     "Here is a small, targeted improvement.",
@@ -277,6 +285,25 @@ def render(hunks: Sequence[Hunk], *, fence: bool = False) -> str:
     return "\n\n".join(parts)
 
 
+def render_unified(hunks: Sequence[Hunk], *, line: int = 1) -> str:
+    """``hunks`` as a ```diff fence of ``diff -u`` hunks, each headed ``@@ -line,n +line,m @@``
+    with a ``line`` that is made up (models count lines wrong)."""
+    out = ["```diff", "--- a/program.py", "+++ b/program.py"]
+    for hunk in hunks:
+        matcher = difflib.SequenceMatcher(None, hunk.search, hunk.replace, autojunk=False)
+        body = []
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            if op == "equal":
+                body += [f" {text}" for text in hunk.search[i1:i2]]
+                continue
+            body += [f"-{text}" for text in hunk.search[i1:i2]]
+            body += [f"+{text}" for text in hunk.replace[j1:j2]]
+        out.append(f"@@ -{line},{len(hunk.search)} +{line},{len(hunk.replace)} @@")
+        out += body
+        line += len(hunk.search) + 7
+    return "\n".join([*out, "```"])
+
+
 def choose_kinds(rng: np.random.Generator) -> tuple[str, ...]:
     """``("correct",)`` with probability :data:`CORRECT_SHARE`, else one or two kinds.
 
@@ -289,7 +316,11 @@ def choose_kinds(rng: np.random.Generator) -> tuple[str, ...]:
     if rng.random() >= TWO_KINDS_SHARE:
         return (first,)
     others = [
-        k for k in KINDS if k != first and not (k in _INDENT_KINDS and first in _INDENT_KINDS)
+        k
+        for k in KINDS
+        if k != first
+        and not (k in _INDENT_KINDS and first in _INDENT_KINDS)
+        and not (k in _FORM_KINDS and first in _FORM_KINDS)
     ]
     second = others[int(rng.integers(len(others)))]
     return tuple(sorted((first, second), key=KINDS.index))
@@ -298,7 +329,20 @@ def choose_kinds(rng: np.random.Generator) -> tuple[str, ...]:
 def write_sloppily(hunks: Sequence[Hunk], kinds: Sequence[str], rng: np.random.Generator) -> str:
     """The blocks of ``hunks`` as a model of ``kinds`` writes them (no prose)."""
     kinds = [k for k in kinds if k != CORRECT]
-    return render(sloppy_hunks(hunks, kinds, rng), fence="diff_fence" in kinds)
+    written = sloppy_hunks(hunks, kinds, rng)
+    if "unified_diff" in kinds:
+        text = render_unified(written, line=int(rng.integers(1, 400)))
+    else:
+        text = render(written, fence="diff_fence" in kinds)
+    if "thinking" in kinds:
+        first = hunks[0]
+        draft = Hunk(tuple(f"{line}  # draft" for line in first.search), first.replace, ())
+        text = (
+            "<think>\nThe user wants one focused change. A first draft:\n"
+            f"{render([draft])}\nNo, the SEARCH text must be copied exactly. Again."
+            f"{_THINKING_END}{text}"
+        )
+    return text
 
 
 # --- the answer --------------------------------------------------------------------------------
@@ -329,10 +373,11 @@ def sloppy_answer(messages: Sequence[dict[str, Any]]) -> SloppyAnswer:
     kinds = choose_kinds(rng)
     if hunks is None or _exact(program, render(hunks)) != child:
         return SloppyAnswer(proposal, (CORRECT,), program, child, ())  # the mutator's own diff
-    blocks = write_sloppily(hunks, kinds, rng)
+    # a reasoning model's thinking opens the answer, before any prose
+    thinking, end, blocks = write_sloppily(hunks, kinds, rng).rpartition(_THINKING_END)
     intro = _INTROS[int(rng.integers(len(_INTROS)))]
     outro = _OUTROS[int(rng.integers(len(_OUTROS)))]
-    text = f"{intro} The change: {note}.\n\n{blocks}\n"
+    text = f"{thinking}{end}{intro} The change: {note}.\n\n{blocks}\n"
     if outro:
         text += f"\n{outro}\n"
     return SloppyAnswer(text, kinds, program, child, tuple(hunks))

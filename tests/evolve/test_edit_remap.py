@@ -19,7 +19,7 @@ from evoforge.evolve.checks import _syntax
 from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.edits._remap import remap
 from evoforge.problems import END_MARKER, START_MARKER
-from tests.evolve.sloppy_server import KINDS, Hunk, diff_hunks, render, sloppy_hunks
+from tests.evolve.sloppy_server import KINDS, Hunk, diff_hunks, render, write_sloppily
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,7 +109,7 @@ def changes(draw: st.DrawFn) -> tuple[str, str]:
 
 def _written(hunks: list[Hunk], kind: str, rng: np.random.Generator) -> str:
     if kind in KINDS:
-        return render(sloppy_hunks(hunks, [kind], rng), fence=kind == "diff_fence")
+        return write_sloppily(hunks, [kind], rng)
     if kind == "crlf":
         return render(hunks).replace("\n", "\r\n")
     if kind == "shift":

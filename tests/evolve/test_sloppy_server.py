@@ -116,9 +116,9 @@ def test_every_kind_occurs_and_changes_the_text(answers):
         if not a.hunks:
             continue
         exact = write_sloppily(a.hunks, [CORRECT], np.random.default_rng(0))
-        written = "<<<<<<<" + a.text.split("<<<<<<<", 1)[1]
+        changed = exact.strip() not in a.text or a.text.startswith("<think>")
         for kind in a.kinds:
-            if kind == CORRECT or written.rstrip() != exact.rstrip():
+            if kind == CORRECT or changed:
                 seen[kind] += 1
     assert set(seen) == {CORRECT, *KINDS}, seen
     share = seen[CORRECT] / sum(1 for a in answers if a.hunks)
@@ -127,9 +127,16 @@ def test_every_kind_occurs_and_changes_the_text(answers):
 
 
 def test_answers_are_wrapped_in_prose(answers):
-    a = next(a for a in answers if a.hunks)
+    a = next(a for a in answers if a.hunks and not {"thinking", "unified_diff"} & set(a.kinds))
     before, _, rest = a.text.partition("<<<<<<< SEARCH")
     assert before.strip() and "The change:" in before
+
+
+def test_a_thinking_answer_opens_with_its_thinking_then_the_prose(answers):
+    a = next(a for a in answers if "thinking" in a.kinds)
+    assert a.text.startswith("<think>\n")
+    thinking, _, rest = a.text.partition("</think>")
+    assert "<<<<<<< SEARCH" in thinking and "The change:" in rest
 
 
 def test_a_correct_answer_gives_the_edit_the_mutator_meant(answers):
@@ -139,12 +146,14 @@ def test_a_correct_answer_gives_the_edit_the_mutator_meant(answers):
         assert apply_exact(a.parent, a.text) == a.child
 
 
-@pytest.mark.parametrize("kind", ["trailing_spaces", "diff_fence"])
+@pytest.mark.parametrize("kind", ["trailing_spaces", "diff_fence", "unified_diff", "thinking"])
 def test_exact_rules_apply_the_kinds_they_tolerate(kind):
     hunks = diff_hunks(PROGRAM, CHILD)
     text = write_sloppily(hunks, [kind], np.random.default_rng(0))
     assert text != write_sloppily(hunks, [CORRECT], np.random.default_rng(0))
-    assert apply_exact(PROGRAM, f"Here you go.\n\n{text}\n") == CHILD
+    # thinking opens a real answer: prose comes after it
+    answer = text if kind == "thinking" else f"Here you go.\n\n{text}\n"
+    assert apply_exact(PROGRAM, answer) == CHILD
 
 
 @pytest.mark.parametrize("kind", sorted(BREAKS_EXACT))
