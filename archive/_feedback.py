@@ -98,6 +98,7 @@ class AttemptOutcome:
         seq, id, status, edit_kind, model, score: as in :class:`~evoforge.archive.Program`.
         parent_score: the parent's score (None without a parent, or when it has none).
         error: the ``error`` artifact of a failed attempt (None for ok ones or none given).
+        evaluations: evaluations it consumed (its tuning trials included; 0 unevaluated).
     """
 
     rowid: int
@@ -109,6 +110,7 @@ class AttemptOutcome:
     score: float | None
     parent_score: float | None
     error: str | None
+    evaluations: int = 1
 
 
 def attempt_outcomes(
@@ -123,7 +125,8 @@ def attempt_outcomes(
     # (run_id, id).
     rows = archive.conn.execute(
         "SELECT c.rowid, c.seq, c.id, c.status, c.edit_kind, c.model, c.score, p.score, "
-        "CASE WHEN c.status != 'ok' THEN json_extract(c.artifacts_json, '$.error') END "
+        "CASE WHEN c.status != 'ok' THEN json_extract(c.artifacts_json, '$.error') END, "
+        "c.evaluations "
         "FROM programs AS c LEFT JOIN programs AS p ON p.run_id = c.run_id "
         "AND p.id = c.parent_id WHERE +c.run_id = ? AND c.rowid > ? ORDER BY c.rowid LIMIT ?",
         (run_id, after_rowid, limit),
@@ -132,6 +135,7 @@ def attempt_outcomes(
         AttemptOutcome(
             rowid=r[0], seq=r[1], id=r[2], status=status_of(r[3]), edit_kind=r[4], model=r[5],
             score=r[6], parent_score=r[7], error=r[8] if isinstance(r[8], str) else None,
+            evaluations=r[9] if isinstance(r[9], int) else 1,
         )
         for r in rows
     ]  # fmt: skip

@@ -10,7 +10,10 @@ subprocess (the public CLI, nothing inside the engine is touched), one run at a 
 - ``request_variation=false`` (on by default), ``nothing_new_feedback=true``,
   ``rest_after=3``, ``mark_fixed_code=true`` (off by default): one of the mechanisms against
   wasted model calls toggled from its default each; ``calls_off``: all four off (the engine
-  as it was before them); ``calls_all_on``: all four on.
+  as it was before them); ``calls_all_on``: all four on;
+- ``tune_changed=0``: no tuning of the constants an edit changed (6 trials by default);
+- any other ``key=value`` pairs joined by ``+`` (``islands.count=1+islands.exploitation=1.0``):
+  those settings, ``section.key`` for another section than ``[search]``.
 
 Three model setups: ``offline`` (the built-in ``offline/mutator``, whose SEARCH texts are always
 exact and whose answers draw on the request's seed), ``sloppy``
@@ -113,6 +116,8 @@ CONFIGS: dict[str, dict[str, object]] = {
     # fewer wasted model calls: each mechanism off alone, then all four off (as before them)
     # the archive's spread: migration by evaluations off (by accepted programs alone, as before)
     "migration_evaluations=0": {"islands.migration_evaluations": 0},
+    # the constants an edit changed, tuned by trials that are evaluations, not calls
+    "tune_changed=0": {"tune_changed": 0},
     # request variation is on by default, the other three off: each is toggled from its default
     "request_variation=false": {"request_variation": False},
     "nothing_new_feedback=true": {"nothing_new_feedback": True},
@@ -484,6 +489,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--budget", help="checkpoints, e.g. 100,300,600 (default: per problem)")
     parser.add_argument("--seeds", type=int, help="seeds 1..N per configuration")
+    parser.add_argument(
+        "--first-seed", type=int, default=1, help="start the seeds here (more seeds for a run)"
+    )
     parser.add_argument("--problems", default=",".join(PROBLEMS), help="comma-separated")
     parser.add_argument("--models", default="offline,sloppy", help="offline,sloppy,clean")
     parser.add_argument(
@@ -537,7 +545,8 @@ def main(argv: list[str] | None = None) -> int:
             tmp = str(args.keep) if args.keep else scratch
             Path(tmp).mkdir(parents=True, exist_ok=True)
             for problem, (budgets, seeds) in plan.items():
-                for model, config, seed in itertools.product(models, configs, range(1, seeds + 1)):
+                numbers = range(args.first_seed, args.first_seed + seeds)
+                for model, config, seed in itertools.product(models, configs, numbers):
                     print(
                         f"[{len(results) + 1}/{total}] {problem} {model} {config} seed {seed} "
                         f"(budget {budgets[-1]}; {time.perf_counter() - started:.0f}s so far)",

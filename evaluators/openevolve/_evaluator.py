@@ -51,6 +51,7 @@ from evoforge.evaluators.devices import cpu_fingerprint
 from evoforge.evaluators.openevolve._cascade import openevolve_cascade
 from evoforge.evaluators.openevolve._scores import FITNESS, fitness
 from evoforge.evaluators.sandbox import SandboxOptions, call_runner, reply_result, server_env
+from evoforge.evaluators.tuning import evaluate_tuned
 from evoforge.problems import ProblemSpecError
 from evoforge.problems.adapters import feature_metrics
 
@@ -82,7 +83,16 @@ class OpenEvolveEvaluator(Evaluator):
         return Availability(True)
 
     async def evaluate(self, source: str) -> EvalResult:
-        """Run the OpenEvolve evaluator on ``source``; never raises for a bad candidate."""
+        """Run the OpenEvolve evaluator on ``source``; never raises for a bad candidate.
+
+        The constants a candidate's edit changed are tuned when the run asks for it
+        (``[search] tune_changed``): each trial is one more run of the folder's evaluator.
+        """
+        return await evaluate_tuned(self.problem, source, self._evaluate_once)
+
+    async def _evaluate_once(self, source: str, upto: str | None = None) -> EvalResult:
+        """One run of the folder's evaluator (its cascade, when it has stages) on ``source``
+        (``upto`` is unused: a folder declares no tuning stage)."""
         async with self._running:
             stages = self.problem.stages
             if not stages:

@@ -34,6 +34,7 @@ trial for tens of trials), on top of the trials themselves.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextvars
 import hashlib
@@ -46,7 +47,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from evoforge.archive import EvalResult, Status
-from evoforge.evaluators.tuning._knobs import Knob, KnobError, find_knobs, write_back
+from evoforge.evaluators.tuning._changed import changed_constants
+from evoforge.evaluators.tuning._knobs import Knob, KnobError, find_knobs, literal, write_back
+from evoforge.problems import Tuning
 
 if TYPE_CHECKING:
     from evoforge.problems import Problem
@@ -65,12 +68,23 @@ class TrialBudget:
     every declared trial runs.
     """
 
-    def __init__(self, take: Callable[[], bool], parent_score: float | None = None) -> None:
+    def __init__(
+        self,
+        take: Callable[[], bool],
+        parent_score: float | None = None,
+        parent_source: str | None = None,
+        changed_trials: int = 0,
+    ) -> None:
         self._take = take
         self.taken = 0
         self.parent_score = parent_score
         """The parent's score (bigger is better); with ``tuning["only_improved"]``, a
         candidate that scores below it is not tuned."""
+        self.parent_source = parent_source
+        """The parent's program: what the candidate's edit changed is read against it."""
+        self.changed_trials = changed_trials
+        """Trials for the constants the edit changed, in a problem that declares no tuning
+        (``[search] tune_changed``; 0: none)."""
 
     def take(self) -> bool:
         """Reserve one evaluation for a trial; False when the run's budget has no room."""
@@ -95,39 +109,52 @@ def tuning_unavailable() -> str:
 
 
 async def evaluate_tuned(problem: Problem, source: str, evaluate: Evaluate) -> EvalResult:
-    """Evaluate ``source``; then, if the problem tunes and the source declares knobs, tune.
+    """Evaluate ``source``; then, if the problem tunes and the source declares knobs, tune;
+    in a problem that declares no tuning, tune the constants the candidate's edit changed
+    when the run asks for it (:attr:`TrialBudget.changed_trials`, :mod:`._changed`).
 
     Never raises for a bad candidate: a malformed knob comment leaves the untuned result
     with a ``tuning`` artifact that says how to fix it.
     """
     base = await evaluate(source, None)
-    tuning = problem.tuning
-    if tuning is None or base.status is not Status.OK:
-        return base
-    try:
-        knobs = find_knobs(source)
-    except KnobError as exc:
-        base.artifacts["tuning"] = f"not tuned: {exc}"
-        return base
-    if not knobs:
+    if base.status is not Status.OK:
         return base
     budget = TRIAL_BUDGET.get()
+    tuning = problem.tuning
+    if tuning is None:
+        if budget is None or not budget.changed_trials or budget.parent_source is None:
+            return base
+        if problem.language != "python":
+            return base
+        knobs = changed_constants(budget.parent_source, source)
+        tuning = Tuning(trials=budget.changed_trials)
+    else:
+        try:
+            knobs = find_knobs(source)
+        except KnobError as exc:
+            base.artifacts["tuning"] = f"not tuned: {exc}"
+            return base
+    if not knobs:
+        return base
     parent = budget.parent_score if budget is not None else None
     if tuning.only_improved and parent is not None and problem.score(base.objectives) < parent:
         return base  # trials go to candidates that held their parent's score or beat it
     if tuning.knobs is not None and len(knobs) > tuning.knobs:
         rng = random.Random(hashlib.sha256(source.encode()).digest())
         knobs = sorted(rng.sample(knobs, tuning.knobs), key=lambda k: k.start)
-    return await _tune(problem, source, base, knobs, evaluate)
+    return await _tune(problem, tuning, source, base, knobs, evaluate)
 
 
 async def _tune(
-    problem: Problem, source: str, base: EvalResult, knobs: list[Knob], evaluate: Evaluate
+    problem: Problem,
+    tuning: Tuning,
+    source: str,
+    base: EvalResult,
+    knobs: list[Knob],
+    evaluate: Evaluate,
 ) -> EvalResult:
     import optuna
 
-    tuning = problem.tuning
-    assert tuning is not None
     metric = tuning.metric or problem.primary.name
     sign = 1.0 if tuning.maximize(problem) else -1.0
     base_value = _value(base, metric)
@@ -153,6 +180,7 @@ async def _tune(
     )
     budget = TRIAL_BUDGET.get()
     tried: dict[str, tuple[float, EvalResult]] = {source: (sign * base_value, base)}
+    settings: dict[str, dict[str, Any]] = {source: defaults}  # each source's knob values
     used = failed = 0
     for _ in range(tuning.trials):
         # TPE's proposal costs tens of ms with many knobs: off the event loop.
@@ -172,6 +200,7 @@ async def _tune(
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
             continue
         tried[candidate] = (sign * value, result)
+        settings[candidate] = dict(trial.params)
         study.tell(trial, sign * value)
     best_source = max(tried, key=lambda s: tried[s][0])
     best = tried[best_source][1]
@@ -185,7 +214,12 @@ async def _tune(
                 best, best_source = base, source
         else:
             best, best_source = base, source
-    return _report(problem, source, base, best, best_source, knobs, metric, used, failed)
+    chosen = settings[best_source]
+    tuned = {  # as written into the program (floats to 6 significant digits)
+        k.name: ast.literal_eval(literal(k, chosen[k.name])) if k.name in chosen else k.default
+        for k in knobs
+    }
+    return _report(problem, source, base, best, best_source, knobs, tuned, used, failed)
 
 
 def _report(
@@ -195,11 +229,10 @@ def _report(
     best: EvalResult,
     best_source: str,
     knobs: list[Knob],
-    metric: str,
+    tuned: dict[str, Any],
     used: int,
     failed: int,
 ) -> EvalResult:
-    tuned = {k.name: v for k, v in zip(knobs, _values(best_source, knobs), strict=True)}
     primary = problem.primary.name
     untuned_score = base.objectives.get(primary)
     metrics = dict(best.metrics)
@@ -229,12 +262,6 @@ def _ask(study: Any, distributions: dict[str, Any]) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return study.ask(distributions)
-
-
-def _values(source: str, knobs: list[Knob]) -> list[Any]:
-    """The knob values written in ``source`` (a write-back of ``knobs``' positions)."""
-    by_name = {k.name: k for k in find_knobs(source)}
-    return [by_name[k.name].default if k.name in by_name else k.default for k in knobs]
 
 
 def _value(result: EvalResult, metric: str) -> float | None:

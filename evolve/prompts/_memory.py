@@ -71,7 +71,8 @@ class _State:
     def add(self, outcome: AttemptOutcome) -> None:
         self.last_rowid = outcome.rowid
         self.attempts += 1
-        self.evaluated += outcome.status.evaluated
+        # evaluations, as the run counts them: a tuned child's trials are evaluations too
+        self.evaluated += outcome.evaluations if outcome.status.evaluated else 0
         if outcome.edit_kind == "seed":
             return
         improved = (

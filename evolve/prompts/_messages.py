@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import string
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
@@ -272,12 +273,22 @@ def _program_section(heading: str, program: Program, language: str, note: str = 
 
 
 def _describe(program: Program) -> str:
-    metrics = {k: v for k, v in program.metrics.items() if isinstance(v, (int, float, str, bool))}
+    metrics = {
+        k: float(f"{v:.10g}") if isinstance(v, float) and math.isfinite(v) else v
+        for k, v in program.metrics.items()
+        if isinstance(v, (int, float, str, bool)) and not _bookkeeping(k)
+    }  # floats as the score is shown: -3.0942350281959996 costs tokens and says no more
     score = "none" if program.score is None else f"{program.score:.10g}"
     return (
         f"id {program.id}, generation {program.generation}; status: {program.status}; "
         f"score: {score}; metrics: {json.dumps(metrics, default=str)[:500]}"
     )
+
+
+def _bookkeeping(metric: str) -> bool:
+    """A metric the tuner adds about its own work (``untuned_<objective>``, ``tuning_trials``):
+    the ``tuning`` artifact tells the model what tuning did, the program line need not."""
+    return metric.startswith("untuned_") or metric == "tuning_trials"
 
 
 def _top_entry(rank: int, program: Program, shown_as: str | None, language: str) -> tuple[str, str]:

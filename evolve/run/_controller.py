@@ -47,6 +47,7 @@ from evoforge.evolve.proposals import (
     in_process_providers,
 )
 from evoforge.evolve.run._endings import Allowance, Budgets, Ending
+from evoforge.evolve.run._host_fit import changed_constant_trials
 from evoforge.evolve.run._lessons import Lessons
 from evoforge.evolve.run._recorder import Recorder
 from evoforge.evolve.run._snapshot import (
@@ -175,6 +176,8 @@ class Controller(Recorder):
             archive, run, problem, config, islands, self.search, self.pool, transfer
         )
         self.lessons = Lessons(archive, run.id, config.ensemble_specs)  # servers' windows
+        # trials for the constants an edit changed (0: off here, or the problem tunes knobs)
+        self._tune_changed = changed_constant_trials(config, problem)[0]
 
     # --- public ------------------------------------------------------------------------------
 
@@ -415,7 +418,7 @@ class Controller(Recorder):
         self._in_flight.add(child_id)
         overhead += time.perf_counter() - tick
         # Knob-tuning trials take from the budget; the parent's score decides whether to tune.
-        trials = TrialBudget(self._take_trial, parent.score)
+        trials = TrialBudget(self._take_trial, parent.score, parent.source, self._tune_changed)
         TRIAL_BUDGET.set(trials)  # this candidate's task only
         try:
             result = await self._evaluate(seq, child_id, applied.source, eval_slots)

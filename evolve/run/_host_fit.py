@@ -74,15 +74,31 @@ def prepare_session(problem: Problem, config: RunConfig) -> SessionParts:
 
 def tuning_problem(problem: Problem, config: RunConfig) -> tuple[Problem, str]:
     """``problem`` without knob tuning when the run turns it off or optuna is missing, and a
-    note for the session's start event (and stderr) saying which."""
+    note for the session's start event (and stderr) saying which (for a problem that
+    declares no tuning: whether the constants edits change are tuned)."""
     if problem.tuning is None:
-        return problem, ""
+        return problem, changed_constant_trials(config, problem)[1]
     if not config.tune:
         return replace(problem, tuning=None), "off (--no-tune)"
     if why := tuning_unavailable():
         log.warning("run of %s: knob tuning is off: %s", problem.name, why)
         return replace(problem, tuning=None), f"off: {why}"
     return problem, f"on ({problem.tuning.trials} trials per candidate)"
+
+
+def changed_constant_trials(config: RunConfig, problem: Problem) -> tuple[int, str]:
+    """Trials for the constants a child's edit changed (``[search] tune_changed``) in this
+    session of ``problem``, and the note that says so: none when the problem tunes declared
+    knobs instead, is not Python, the run says ``--no-tune``, or optuna is missing."""
+    trials = config.search.tune_changed
+    if not trials or problem.tuning is not None or problem.language != "python":
+        return 0, ""
+    if not config.tune:
+        return 0, "changed constants: off (--no-tune)"
+    if why := tuning_unavailable():
+        log.warning("run of %s: tuning the constants edits change is off: %s", problem.name, why)
+        return 0, f"changed constants: off: {why}"
+    return trials, f"changed constants: {trials} trials per child that holds its parent's score"
 
 
 def measurable_problem(

@@ -66,6 +66,12 @@ class SearchConfig(Settings):
             may change (the EVOLVE-BLOCK regions, by line number) and that the rest is
             read-only context. Off by default: the bench's servers never edit fixed code and
             do not read prompts, so no gain could be shown yet.
+        tune_changed: trials for the float constants a child's edit changed, in a Python
+            problem that declares no knob tuning of its own (an OpenEvolve folder, a
+            problem of a few lines): when the child scores at least as well as its parent,
+            up to 4 such constants are tuned by TPE around the model's values, on the scale
+            of its step (:mod:`evoforge.evaluators.tuning._changed`). Each trial is an
+            evaluation of the budget, not a model call; 0 turns it off.
     """
 
     section: ClassVar[str] = "search"
@@ -83,3 +89,4 @@ class SearchConfig(Settings):
     rest_after: Annotated[int, Field(ge=0)] = 0
     rest_selections: Annotated[int, Field(ge=1)] = 8
     mark_fixed_code: bool = False
+    tune_changed: Annotated[int, Field(ge=0, le=1000)] = 6

@@ -112,6 +112,17 @@ def test_digest_is_cached_between_refreshes(history: History) -> None:
     assert "2. seq 7 (diff, offline/mutator): score 1 -> 10" in refreshed
 
 
+def test_a_tuned_childs_trials_count_as_the_run_counts_them(history: History) -> None:
+    """A child tuned with 6 trials made 7 evaluations: the refresh at 8 evaluations is reached
+    with the next child, as the run's own count says, and its checkpoint is saved."""
+    seed = history.add(SEED, score=1.0)
+    history.add(SEED.replace("A = 1.0", "A = 1.5"), parent=seed, score=2.0, evaluations=7)
+    memory = OptimizationMemory(refresh_every=4)
+    digest = memory.digest(history.archive, history.run_id, PROBLEM, 8)
+    assert digest.startswith("After 8 evaluations (2 attempts):")
+    assert history.archive.memory_state(history.run_id, 4) is not None
+
+
 def test_same_archive_same_digest_for_a_fresh_or_a_following_memory(history: History) -> None:
     following = OptimizationMemory(refresh_every=2)
     grow(history)

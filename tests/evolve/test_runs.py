@@ -57,7 +57,9 @@ def test_offline_run_spends_its_budget_exactly_and_improves(tiny, tmp_path):
         seed = next(archive.programs(info.id))
         assert stored.best_score > seed.score  # offline mutation really searches
         evaluated = [p for p in archive.programs(info.id) if p.status.evaluated]
-        assert len(evaluated) == 40
+        # each program's evaluations, its tuning trials included (the constants edits moved)
+        assert sum(p.evaluations for p in evaluated) == 40
+        assert any(p.evaluations > 1 for p in evaluated)
         assert {e.kind for e in archive.events(info.id)} >= {"run_start", "run_finish"}
         calls = archive.llm_calls(info.id)
         assert calls and all(c.model == "offline/mutator" for c in calls)
@@ -65,17 +67,24 @@ def test_offline_run_spends_its_budget_exactly_and_improves(tiny, tmp_path):
 
 def test_same_seed_one_worker_gives_identical_programs(tiny, tmp_path):
     config = RunConfig(problem=tiny, budget=25, workers=1, seed=11)
-    first, _ = run(config, tmp_path / "one.db")
-    second, _ = run(config, tmp_path / "two.db")
+    first, one = run(config, tmp_path / "one.db")
+    second, two = run(config, tmp_path / "two.db")
     a, b = ids_in_order(tmp_path / "one.db", first.id), ids_in_order(tmp_path / "two.db", second.id)
-    assert a == b and len(a) >= 25
+    assert a == b and one.evaluations == two.evaluations == 25
     other, _ = run(RunConfig(problem=tiny, budget=25, workers=1, seed=12), tmp_path / "3.db")
     assert ids_in_order(tmp_path / "3.db", other.id) != a
 
 
 def test_resume_continues_exactly_like_an_uninterrupted_run(tiny, tmp_path):
-    whole, _ = run(RunConfig(problem=tiny, budget=30, workers=1, seed=5), tmp_path / "w.db")
-    part, report = run(RunConfig(problem=tiny, budget=12, workers=1, seed=5), tmp_path / "p.db")
+    # A budget that ends among a candidate's tuning trials cuts them, where the uninterrupted
+    # run tunes it in full: the two would part there. Without tuning they must not part.
+    untuned = {"tune_changed": 0}
+    whole, _ = run(
+        RunConfig(problem=tiny, budget=30, workers=1, seed=5, search=untuned), tmp_path / "w.db"
+    )
+    part, report = run(
+        RunConfig(problem=tiny, budget=12, workers=1, seed=5, search=untuned), tmp_path / "p.db"
+    )
     assert report.evaluations == 12
     _, resumed = asyncio.run(resume_run(part.id, tmp_path / "p.db", budget=30))
     assert resumed.status == "finished" and resumed.evaluations == 30

@@ -71,7 +71,7 @@ def test_twenty_kills_at_random_moments_lose_nothing(make_problem, tmp_path):
         programs = list(archive.programs(run.id))
         unclean = archive.events(run.id, "unclean_stop")
     assert run.status == "finished" and run.evaluations == budget
-    assert sum(p.status.evaluated for p in programs) == budget
+    assert sum(p.evaluations for p in programs if p.status.evaluated) == budget  # trials too
     assert len({p.seq for p in programs}) == len(programs)
     assert len(unclean) <= KILLS and unclean  # resumes saw sessions that never ended
 

@@ -209,12 +209,14 @@ def test_a_resumed_run_scales_over_every_value_its_run_has_seen(tmp_path):
     db = tmp_path / "run.db"
     config = RunConfig(problem=str(problem.spec_path.parent), budget=10, workers=1, seed=5)
     info, _ = asyncio.run(start_run(config.replace(model="offline/mutator"), db))
+    with Archive(db) as archive:
+        stop = max(p.seq for p in archive.programs(info.id))  # the first session's last
     asyncio.run(resume_run(info.id, db, budget=20))
     with Archive(db) as archive:
         ok = [p for p in archive.programs(info.id) if p.status == "ok"]
         stored = archive.metric_ranges(info.id, ["latency_ms", "no_such_metric"])
-    before = [p for p in ok if p.seq <= 10]
-    after = [p for p in ok if p.seq > 10]
+    before = [p for p in ok if p.seq <= stop]
+    after = [p for p in ok if p.seq > stop]
     assert before and after
     assert set(stored) == {"latency_ms"}  # a metric no program has is left out
     ranges = SeenRanges()  # replayed in the order the programs were stored
