@@ -19,18 +19,20 @@ later on, inside code, is the program's.
 
 from __future__ import annotations
 
-from evoforge.evolve.edits._parse import EditError
-
 REASONING_TAGS = ("think", "thinking", "reasoning")
 """Tag names reasoning models wrap their thinking in."""
+
+
+class CutOffReasoning(ValueError):
+    """An answer that is nothing but thinking: its tag never closes (the answer was cut off by
+    ``max_tokens`` while the model was still thinking). The message says so and what to do."""
 
 
 def without_reasoning(answer: str) -> str:
     """``answer`` without the thinking that opens it.
 
     Raises:
-        EditError: the answer is nothing but thinking (its tag never closes: the answer was
-            cut off by ``max_tokens`` while the model was still thinking).
+        CutOffReasoning: the answer is nothing but thinking.
     """
     rest = answer
     while True:
@@ -40,7 +42,7 @@ def without_reasoning(answer: str) -> str:
             break
         end = text.lower().find(f"</{tag}>")
         if end < 0:
-            raise EditError(
+            raise CutOffReasoning(
                 f"the answer is all reasoning: its <{tag}> block never closes, so no edit "
                 "follows it (the answer was cut off while the model was thinking: raise "
                 "max_tokens, or think less and answer with the edit)"

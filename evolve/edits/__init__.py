@@ -7,8 +7,8 @@ where they apply unambiguously, inside an EVOLVE-BLOCK region; a block found by 
 rule has its REPLACE text mapped the same way, line by line, and a guessed mapping is tried
 the other way when the child fails the ``check`` given (the syntax check).
 :func:`fenced_blocks` and :func:`is_format_line` are the answer parser's pieces that prompts
-and the offline model share; :func:`without_reasoning` drops the thinking a reasoning model
-wrote into its answer, wherever an answer is read.
+and the offline model share. The thinking a reasoning model wrote into its answer is dropped
+first (:mod:`evoforge.base.reasoning`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,5 @@ if TYPE_CHECKING:
         fenced_blocks as fenced_blocks,
         is_format_line as is_format_line,
     )
-    from evoforge.evolve.edits._reasoning import without_reasoning as without_reasoning
 
 __getattr__, __dir__, __all__ = lazy_package(__name__)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace as replace_fields
 from typing import Literal
 
+from evoforge.base.reasoning import CutOffReasoning, without_reasoning
 from evoforge.evolve.edits._file_rewrites import file_rewrites
 from evoforge.evolve.edits._files import FileScope
 from evoforge.evolve.edits._fuzzy import FuzzyBudget
@@ -21,7 +22,6 @@ from evoforge.evolve.edits._indent import indent_of
 from evoforge.evolve.edits._lines import ProgramLines
 from evoforge.evolve.edits._match import MATCH_KINDS, MatchKind, locate, search_lines
 from evoforge.evolve.edits._parse import EditBlock, EditError, parse_blocks, rewrite_code
-from evoforge.evolve.edits._reasoning import without_reasoning
 from evoforge.evolve.edits._unified import unified_blocks
 from evoforge.evolve.edits._unmarked import unmarked_content
 from evoforge.problems import END_MARKER, START_MARKER, Block, BlockError, find_blocks
@@ -66,7 +66,7 @@ def apply_edit(
     guessed (see :mod:`evoforge.evolve.edits._match` for the rules). A unified diff (``@@``
     hunks) is read as the SEARCH/REPLACE blocks it means (:mod:`._unified`). A rewrite keeps
     the parent's frozen parts byte for byte. Thinking that opens the answer (``<think>``) is
-    not read (:mod:`._reasoning`).
+    not read (:mod:`evoforge.base.reasoning`).
 
     Args:
         parent: the parent program, with its EVOLVE-BLOCK markers.
@@ -93,7 +93,10 @@ def apply_edit(
     if not 0 < fuzzy_threshold <= 1:
         raise ValueError(f"fuzzy_threshold must be in (0, 1], got {fuzzy_threshold!r}")
     regions = find_blocks(parent, origin="parent program")
-    lines = without_reasoning(answer).split("\n")
+    try:
+        lines = without_reasoning(answer).split("\n")
+    except CutOffReasoning as exc:
+        raise EditError(str(exc)) from None
     blocks = parse_blocks(lines) or unified_blocks(lines)
     match: MatchKind | None = None
     guessed = False

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evoforge.archive import Archive, Program, PromptVariant, improved
-from evoforge.evolve.edits import without_reasoning
+from evoforge.base.reasoning import without_reasoning
 from evoforge.evolve.prompts._config import PromptConfig
 from evoforge.evolve.prompts._templates import (
     PLACEHOLDERS,
