@@ -71,7 +71,10 @@ class SearchConfig(Settings):
             problem of a few lines): when the child scores at least as well as its parent,
             up to 4 such constants are tuned by TPE around the model's values, on the scale
             of its step (:mod:`evoforge.evaluators.tuning._changed`). Each trial is an
-            evaluation of the budget, not a model call; 0 turns it off.
+            evaluation of the budget, not a model call; 0 turns it off. On by default: on
+            OpenEvolve's circle_packing folder (clean deterministic server, 5 seeds) the best
+            after 100/300/600 model calls went from 0.469/0.542/0.618 to 0.560/0.625/0.689,
+            at 0.65-0.74 calls per evaluation, and nothing was lost at equal evaluations.
     """
 
     section: ClassVar[str] = "search"
