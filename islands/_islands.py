@@ -34,7 +34,8 @@ class IslandConfig(Settings):
         migration_interval: an island sends migrants after this many programs were accepted
             into its grid since its last migration.
         migration_evaluations: an island also sends migrants after this many evaluations on
-            it since its last migration, accepted or not (0: only ``migration_interval``
+            it since its last migration (a tuned child's trials included; an attempt that
+            was not evaluated counts one), accepted or not (0: only ``migration_interval``
             counts); whichever count is reached first triggers it, and a migration resets
             both. Acceptances alone tie migration to progress, and islands that improve
             rarely hardly share: on ``bench/openevolve_example`` (4 islands, 600
@@ -186,7 +187,10 @@ class Islands:
         state = self.archive.island_state(self.run_id, island)
         added = island_added = AddStatus.NOT_ADDED
         accepted, since_improvement = state.accepted_since_migration, state.evals_since_improvement
-        evaluated = state.evals_since_migration + 1
+        # evaluations as the budget counts them: a tuned child's trials are evaluations on
+        # its island too (an attempt that was not evaluated still counts one, as before)
+        spent = max(1, program.evaluations)
+        evaluated = state.evals_since_migration + spent
         best = state.best_score
         if program.status == "ok" and program.score is not None and program.cell is not None:
             island_added = self.archive.offer(self.run_id, island, program)
@@ -195,7 +199,7 @@ class Islands:
         if program.score is not None and (best is None or program.score > best):
             best, since_improvement = program.score, 0
         else:
-            since_improvement += 1
+            since_improvement += spent
         self.archive.set_island_state(
             self.run_id,
             island,
