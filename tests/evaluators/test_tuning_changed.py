@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from evoforge.evaluators import Status
-from evoforge.evaluators.python import PythonEvaluator
-from evoforge.evaluators.tuning import TRIAL_BUDGET, TrialBudget, write_back
+from evoforge.evaluators.tuning import TrialBudget, write_back
 from evoforge.evaluators.tuning._changed import MAX_CHANGED, changed_constants
 from evoforge.problems import load_problem
+from tests.evaluators.test_tuning import SPEC as TUNED_SPEC, _evaluate
 
 PARENT = """\
 import math
@@ -66,31 +64,14 @@ def test_at_most_so_many_constants_are_tuned() -> None:
     assert len(knobs) == MAX_CHANGED and [k.default for k in knobs] == [0.75, 1.75, 2.75, 3.75]
 
 
-SPEC = """
-name = "changed"
-objectives = {"score": "maximize"}
-preload = []
-timeout_s = 5
-memory_mb = 512
-
-def evaluate(output):
-    return {"score": -(output - 2.0) ** 2}
-"""
+# test_tuning's problem without its own tuning: the changed constants are what is tuned
+SPEC = TUNED_SPEC.replace('tuning = {"trials": 12}\n', "").replace("tune_me", "changed")
 SEED = """
 # EVOLVE-BLOCK-START
 def main():
     return 1.0
 # EVOLVE-BLOCK-END
 """
-
-
-def _evaluate(problem, source, budget):
-    async def go():
-        TRIAL_BUDGET.set(budget)
-        async with PythonEvaluator(problem) as evaluator:
-            return await evaluator.evaluate(source)
-
-    return asyncio.run(go())
 
 
 def test_a_child_whose_edit_moved_a_constant_is_tuned_around_it(make_problem) -> None:
