@@ -12,6 +12,7 @@ import pytest
 
 from evoforge.archive import Archive, program_id
 from evoforge.evaluators import Status
+from evoforge.evaluators.tuning import tuning_unavailable
 from evoforge.evolve import ConfigError, RunConfig, SeedError, resume_run, start_run
 from evoforge.evolve.mining import call_cost
 from evoforge.islands import IslandConfig
@@ -59,7 +60,8 @@ def test_offline_run_spends_its_budget_exactly_and_improves(tiny, tmp_path):
         evaluated = [p for p in archive.programs(info.id) if p.status.evaluated]
         # each program's evaluations, its tuning trials included (the constants edits moved)
         assert sum(p.evaluations for p in evaluated) == 40
-        assert any(p.evaluations > 1 for p in evaluated)
+        if not tuning_unavailable():  # with optuna, the constants edits changed are tuned
+            assert any(p.evaluations > 1 for p in evaluated)
         assert {e.kind for e in archive.events(info.id)} >= {"run_start", "run_finish"}
         calls = archive.llm_calls(info.id)
         assert calls and all(c.model == "offline/mutator" for c in calls)
