@@ -73,7 +73,7 @@ class SearchConfig(Settings):
             of its step (:mod:`evoforge.evaluators.tuning._changed`). Each trial is an
             evaluation of the budget, not a model call; 0 turns it off. On by default: on
             OpenEvolve's circle_packing folder (clean deterministic server, 5 seeds) the best
-            after 100/300/600 model calls went from 0.469/0.542/0.618 to 0.560/0.625/0.689,
+            after 100/300/600 model calls went from 0.469/0.542/0.618 to 0.523/0.599/0.667,
             at 0.65-0.74 calls per evaluation, and nothing was lost at equal evaluations.
     """
 
