@@ -126,6 +126,9 @@ async def evaluate_tuned(problem: Problem, source: str, evaluate: Evaluate) -> E
             return base
         if problem.language != "python":
             return base
+        parent = budget.parent_score
+        if parent is not None and problem.score(base.objectives) < parent:
+            return base  # most children: no need to read what their edits changed
         knobs = changed_constants(budget.parent_source, source)
         tuning = Tuning(trials=budget.changed_trials)
     else:
