@@ -12,6 +12,8 @@ subprocess (the public CLI, nothing inside the engine is touched), one run at a 
   wasted model calls toggled from its default each; ``calls_off``: all four off (the engine
   as it was before them); ``calls_all_on``: all four on;
 - ``tune_changed=0``: no tuning of the constants an edit changed (6 trials by default);
+- ``split_edits=0``: an edit of several blocks that fell short is not tried block by block
+  (3 blocks by default);
 - any other ``key=value`` pairs joined by ``+`` (``islands.count=1+islands.exploitation=1.0``):
   those settings, ``section.key`` for another section than ``[search]``.
 
@@ -118,6 +120,8 @@ CONFIGS: dict[str, dict[str, object]] = {
     "migration_evaluations=0": {"islands.migration_evaluations": 0},
     # the constants an edit changed, tuned by trials that are evaluations, not calls
     "tune_changed=0": {"tune_changed": 0},
+    # the blocks of an edit that scored below its parent, each evaluated alone
+    "split_edits=0": {"split_edits": 0},
     # request variation is on by default, the other three off: each is toggled from its default
     "request_variation=false": {"request_variation": False},
     "nothing_new_feedback=true": {"nothing_new_feedback": True},

@@ -179,9 +179,7 @@ class NoveltyFilter:
                 the proposal worker); computed here otherwise.
         """
         own = precomputed or fingerprint(source, self.language)
-        if own.key in self._in_flight:
-            return Verdict(RULE_AST, f"in-flight:{own.key}", 1.0, own.key)
-        twin = self.archive.find_equivalent(self.run_id, own.key)
+        twin = self.twin(own.key)
         if twin is not None:
             return Verdict(RULE_AST, twin, 1.0, own.key)
         if self.rejection <= 0:
@@ -192,6 +190,13 @@ class NoveltyFilter:
         if float(rng.random()) >= self.rejection:
             return None
         return Verdict(RULE_NEAR, nearest[0], nearest[1], own.key)
+
+    def twin(self, key: str) -> str | None:
+        """The stored program with this equivalence key (``in-flight:KEY`` for a child
+        being evaluated); None when there is none."""
+        if key in self._in_flight:
+            return f"in-flight:{key}"
+        return self.archive.find_equivalent(self.run_id, key)
 
     def nearest(self, shingles: frozenset[int], island: int) -> tuple[str, float] | None:
         """The elite of ``island`` most similar to these shingles, with its Jaccard

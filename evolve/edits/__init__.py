@@ -18,7 +18,11 @@ from typing import TYPE_CHECKING
 from evoforge.base.lazy import lazy_package
 
 if TYPE_CHECKING:
-    from evoforge.evolve.edits._apply import AppliedEdit as AppliedEdit, apply_edit as apply_edit
+    from evoforge.evolve.edits._apply import (
+        AppliedEdit as AppliedEdit,
+        apply_edit as apply_edit,
+        each_block_alone as each_block_alone,
+    )
     from evoforge.evolve.edits._match import MATCH_KINDS as MATCH_KINDS, MatchKind as MatchKind
     from evoforge.evolve.edits._parse import (
         FORMAT_HINT as FORMAT_HINT,

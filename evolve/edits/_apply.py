@@ -93,10 +93,7 @@ def apply_edit(
     if not 0 < fuzzy_threshold <= 1:
         raise ValueError(f"fuzzy_threshold must be in (0, 1], got {fuzzy_threshold!r}")
     regions = find_blocks(parent, origin="parent program")
-    try:
-        lines = without_reasoning(answer).split("\n")
-    except CutOffReasoning as exc:
-        raise EditError(str(exc)) from None
+    lines = _answer_lines(answer)
     blocks = parse_blocks(lines) or unified_blocks(lines)
     match: MatchKind | None = None
     guessed = False
@@ -124,6 +121,44 @@ def apply_edit(
         if other != parent and check is not None and check(other) is None:
             source, problem = other, None
     return AppliedEdit(source=source, kind=kind, n_blocks=len(blocks), match=match, problem=problem)
+
+
+def each_block_alone(
+    parent: str, answer: str, *, tolerant: bool = True, fuzzy_threshold: float = 0.9
+) -> list[str]:
+    """The children that each SEARCH/REPLACE block of a diff ``answer`` makes on its own,
+    applied to ``parent`` by :func:`apply_edit`'s rules, in the answer's order; distinct, none
+    equal to ``parent``. A block that does not apply alone (its SEARCH text was written by an
+    earlier block) is left out, and so is every block of an answer with fewer than two.
+
+    A model's answer often mixes a change that helps with one that hurts; this is what the run
+    evaluates, when the whole edit scored below its parent, to keep the one that helped
+    (``[search] split_edits``).
+    """
+    try:
+        lines = _answer_lines(answer)
+    except EditError:
+        return []
+    blocks = parse_blocks(lines) or unified_blocks(lines)
+    if len(blocks) < 2:
+        return []
+    children: list[str] = []
+    for block in blocks:
+        try:
+            child, _, _ = _apply_diff(parent, [block], tolerant, fuzzy_threshold)
+        except (EditError, BlockError):
+            continue
+        if child != parent and child not in children:
+            children.append(child)
+    return children
+
+
+def _answer_lines(answer: str) -> list[str]:
+    """The answer's lines, its opening thinking left out."""
+    try:
+        return without_reasoning(answer).split("\n")
+    except CutOffReasoning as exc:
+        raise EditError(str(exc)) from None
 
 
 # --- diffs ---------------------------------------------------------------------------------

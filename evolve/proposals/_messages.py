@@ -43,6 +43,8 @@ class ProposalSetup:
         edit_matching: ``"tolerant"`` or ``"exact"``: how answers' SEARCH texts are located
             (``[search] edit_matching``; see :func:`evoforge.evolve.edits.apply_edit`).
         fuzzy_threshold: least similarity for the fuzzy rule (``[search] fuzzy_threshold``).
+        split_edits: most single-block children of a multi-block diff to offer the run,
+            should the whole edit score below its parent (``[search] split_edits``; 0: none).
     """
 
     problem: Problem
@@ -53,6 +55,7 @@ class ProposalSetup:
     models: tuple[str, ...]
     edit_matching: str = "tolerant"
     fuzzy_threshold: float = 0.9
+    split_edits: int = 0
 
     def __post_init__(self) -> None:
         if self.edit_matching not in ("tolerant", "exact"):
@@ -153,6 +156,9 @@ class Proposal:
         edit_cpu_s: CPU seconds applying the answer and checking the child's syntax took.
         fingerprint: the child's equivalence key and shingles (for the novelty filter and
             the built-in descriptors), made here so the controller's loop need not.
+        parts: for a diff of several blocks, the children each block makes alone that pass
+            the syntax and name checks (at most ``split_edits``): what the run evaluates if
+            the whole edit scores below its parent.
     """
 
     seq: int
@@ -164,6 +170,7 @@ class Proposal:
     prompt_cpu_s: float = 0.0
     edit_cpu_s: float = 0.0
     fingerprint: Fingerprint | None = None
+    parts: tuple[str, ...] = ()
 
 
 def without_answers(context: PromptContext) -> PromptContext:

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from evoforge.evolve.checks import check_program_names, check_program_syntax
-from evoforge.evolve.edits import EditError, apply_edit
+from evoforge.evolve.edits import EditError, apply_edit, each_block_alone
 from evoforge.evolve.models import Attempt, Completion, ModelError, complete
 from evoforge.evolve.prompts import build_messages
 from evoforge.evolve.proposals._call import call_fitted
@@ -86,6 +86,7 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
         # evaluator; a repository bundle's Python files are checked one by one. A Python child
         # that parses but can only die with NameError is refused here, before any evaluation.
         syntax = child.problem  # check_program_syntax's answer (apply_edit ran it)
+        parts: tuple[str, ...] = ()
         if syntax is None:
             feedback = "\n".join(str(text) for text in parent.artifacts.values())
             names = check_program_names(
@@ -93,6 +94,8 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
             )
             if names is not None:
                 raise EditError(names)
+            if setup.split_edits and child.n_blocks > 1:
+                parts = _parts(setup, parent.source or "", completion.text, child.source, feedback)
     except EditError as exc:
         return Proposal(
             request.seq,
@@ -109,7 +112,30 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
         fingerprint=fingerprint(child.source, setup.problem.language),
         prompt_cpu_s=prompt_cpu,
         edit_cpu_s=time.thread_time() - tick,
+        parts=parts,
     )
+
+
+def _parts(
+    setup: ProposalSetup, parent: str, answer: str, child: str, feedback: str
+) -> tuple[str, ...]:
+    """The children each block of ``answer`` makes alone, as far as they pass the checks the
+    whole child passed (a block that calls what another block defines does not)."""
+    language = setup.problem.language
+    parts: list[str] = []
+    for part in each_block_alone(
+        parent,
+        answer,
+        tolerant=setup.edit_matching == "tolerant",
+        fuzzy_threshold=setup.fuzzy_threshold,
+    ):
+        if part == child or check_program_syntax(part, language=language) is not None:
+            continue
+        if check_program_names(part, parent, setup.problem, parent_feedback=feedback) is None:
+            parts.append(part)
+            if len(parts) == setup.split_edits:
+                break
+    return tuple(parts)
 
 
 async def ask(setup: ProposalSetup, question: Question) -> Answer:

@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from evoforge.evolve.run._controller import (
         Controller as Controller,
         SeedError as SeedError,
-        make_proposer as make_proposer,
         shorten as shorten,
     )
     from evoforge.evolve.run._endings import (
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
     )
     from evoforge.evolve.run._host_fit import measurable_problem as measurable_problem
     from evoforge.evolve.run._progress import LiveProgress as LiveProgress
+    from evoforge.evolve.run._proposer import make_proposer as make_proposer
     from evoforge.evolve.run._resolve import (
         Resolved as Resolved,
         resolve as resolve,

@@ -25,7 +25,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from evoforge.archive import EvalResult, Status, model_outcomes, program_id
 from evoforge.evaluators import contain_result
@@ -35,20 +35,11 @@ from evoforge.evolve.models import (
     ModelSpec,
 )
 from evoforge.evolve.prompts import Mode, PromptContext
-from evoforge.evolve.proposals import (
-    Answer,
-    LocalProposer,
-    PoolStats,
-    Proposal,
-    ProposalPool,
-    ProposalRequest,
-    ProposalSetup,
-    Question,
-    in_process_providers,
-)
+from evoforge.evolve.proposals import Answer, Proposal, Question
 from evoforge.evolve.run._endings import Allowance, Budgets, Ending
 from evoforge.evolve.run._host_fit import changed_constant_trials
 from evoforge.evolve.run._lessons import Lessons
+from evoforge.evolve.run._proposer import Proposer, make_proposer
 from evoforge.evolve.run._recorder import Recorder
 from evoforge.evolve.run._snapshot import (
     EngineTimings,
@@ -56,6 +47,7 @@ from evoforge.evolve.run._snapshot import (
     SessionReport,
     Snapshot,
 )
+from evoforge.evolve.run._split import Split, fell_short
 from evoforge.evolve.search import Asking, SearchState, TransferSource
 from evoforge.islands import Outcome, fingerprint
 from evoforge.plugins import pm
@@ -94,23 +86,6 @@ def shorten(text: str, limit: int = 600) -> str:
         return text
     head, tail = (2 * limit) // 3, limit // 4
     return f"{text[:head]} [... {len(text) - head - tail} characters cut ...] {text[-tail:]}"
-
-
-class Proposer(Protocol):
-    """Where proposals are made: :class:`~evoforge.evolve.proposals.ProposalPool` (worker
-    processes) or :class:`~evoforge.evolve.proposals.LocalProposer` (this process)."""
-
-    stats: PoolStats
-
-    async def start(self) -> None: ...
-
-    async def wait_ready(self) -> None: ...
-
-    async def propose(self, request: ProposalRequest) -> Proposal: ...
-
-    async def ask(self, question: Question) -> Answer: ...
-
-    async def close(self) -> PoolStats: ...
 
 
 class Controller(Recorder):
@@ -420,10 +395,16 @@ class Controller(Recorder):
         # Knob-tuning trials take from the budget; the parent's score decides whether to tune.
         trials = TrialBudget(self._take_trial, parent.score, parent.source, self._tune_changed)
         TRIAL_BUDGET.set(trials)  # this candidate's task only
+        parts: set[str] = set()  # ids of its blocks evaluated alone: in flight until stored
         try:
             result = await self._evaluate(seq, child_id, applied.source, eval_slots)
+            scored = applied.source
+            if proposal.parts and fell_short(self.problem, result, parent.score):
+                result, scored = await self._split(
+                    seq, proposal.parts, result, applied.source, trials, eval_slots, parts
+                )
             tick = time.perf_counter()
-            source = self._scored_source(applied.source, result)
+            source = self._scored_source(scored, result)
             program = self._program(
                 source=source,
                 result=result,
@@ -433,6 +414,8 @@ class Controller(Recorder):
             )
             try:
                 self._commit(program, completion, spec, parent.score, tick, overhead, result)
+                if program.id != child_id:  # stored tuned or split: the child's note stays
+                    self.archive.forget_evaluation(self.run.id, child_id)
             except (ValueError, TypeError, ArithmeticError, RecursionError, MemoryError) as exc:
                 # contain_result() makes this unreachable for every value we know of; should
                 # an unknown one get through, it costs its candidate, never the run.
@@ -451,8 +434,40 @@ class Controller(Recorder):
                 self._commit(program, completion, spec, parent.score, tick, overhead, unstorable)
         finally:
             self._in_flight.discard(child_id)
+            self._in_flight.difference_update(parts)
             self.search.evaluated(fp)
             self._reserved -= trials.taken
+
+    async def _split(
+        self,
+        seq: int,
+        parts: tuple[str, ...],
+        whole: EvalResult,
+        whole_source: str,
+        trials: TrialBudget,
+        eval_slots: asyncio.Semaphore,
+        held: set[str],
+    ) -> tuple[EvalResult, str]:
+        """Evaluate each block of an edit that fell short alone (:mod:`._split`): the best
+        result and its program. A part the run has is skipped; each evaluation is taken from
+        the budget as a tuning trial is. A part stays in flight (its id in ``held``) until the
+        caller has stored the outcome, so no other candidate evaluates or stores it meanwhile."""
+        split = Split(self.problem, whole, whole_source)
+        for part in parts:
+            part_id = program_id(part)
+            if (
+                part_id in self._in_flight
+                or self.archive.has_program(self.run.id, part_id)
+                or self.search.has_twin(fingerprint(part, self.problem.language))
+            ):
+                continue
+            if not trials.take():
+                break
+            self._in_flight.add(part_id)
+            held.add(part_id)
+            split.add(part, await self._evaluate(seq, part_id, part, eval_slots))
+            self.archive.forget_evaluation(self.run.id, part_id)  # stored, if at all, later
+        return split.outcome()
 
     async def _evaluate(
         self, seq: int, child_id: str, source: str, eval_slots: asyncio.Semaphore
@@ -539,30 +554,6 @@ class Controller(Recorder):
             self.snapshot.best_score,
             self.snapshot.best_program_id,
         )
-
-
-def make_proposer(problem: Problem, config: RunConfig) -> Proposer:
-    """Proposal worker processes for ``config``'s models, or this process when a model's
-    provider plugin was registered here only (a worker could not load it)."""
-    setup = ProposalSetup(
-        problem=problem,
-        prompts=config.prompts,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        retry=config.retry,
-        edit_matching=config.search.edit_matching,
-        fuzzy_threshold=config.search.fuzzy_threshold,
-        models=tuple(dict.fromkeys(s.model for s in config.ensemble_specs)),
-    )
-    local = in_process_providers(setup.models)
-    if local:
-        log.warning(
-            "model provider %s is a plugin registered in this process only (pm.register), "
-            "which proposal worker processes cannot load: proposals run in this process",
-            ", ".join(repr(p) for p in local),
-        )
-        return LocalProposer(setup)
-    return ProposalPool(setup, config.proposal_processes)
 
 
 def _stored_answer(text: str) -> str:

@@ -16,7 +16,7 @@ from typing import Protocol
 from evoforge.archive import Archive, ArchiveWriteError, RunInfo, RunLock
 from evoforge.evaluators import Evaluator
 from evoforge.evolve.config import ConfigError, RunConfig
-from evoforge.evolve.run._controller import Controller, make_proposer
+from evoforge.evolve.run._controller import Controller
 from evoforge.evolve.run._endings import Allowance
 from evoforge.evolve.run._host_fit import (
     SessionParts,
@@ -26,6 +26,7 @@ from evoforge.evolve.run._host_fit import (
     prepare_session,
 )
 from evoforge.evolve.run._lessons import restore_lessons
+from evoforge.evolve.run._proposer import make_proposer
 from evoforge.evolve.run._resolve import resolve_problem
 from evoforge.evolve.run._snapshot import Progress, SessionReport
 from evoforge.evolve.search import TransferSource

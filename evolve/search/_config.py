@@ -75,6 +75,12 @@ class SearchConfig(Settings):
             OpenEvolve's circle_packing folder (clean deterministic server, 5 seeds) the best
             after 100/300/600 model calls went from 0.469/0.542/0.618 to 0.523/0.599/0.667,
             at 0.65-0.74 calls per evaluation, and nothing was lost at equal evaluations.
+        split_edits: when a diff of several SEARCH/REPLACE blocks scores below its parent
+            (or fails to run), up to this many of its blocks are evaluated alone, each
+            applied to the parent (those that pass the syntax and name checks and are not
+            already in the run), and the best of them all is what the archive stores: one
+            block of an answer often helps while another hurts. Each is an evaluation of
+            the budget, not a model call; 0 turns it off.
     """
 
     section: ClassVar[str] = "search"
@@ -93,3 +99,4 @@ class SearchConfig(Settings):
     rest_selections: Annotated[int, Field(ge=1)] = 8
     mark_fixed_code: bool = False
     tune_changed: Annotated[int, Field(ge=0, le=1000)] = 6
+    split_edits: Annotated[int, Field(ge=0, le=20)] = 3

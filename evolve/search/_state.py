@@ -124,6 +124,11 @@ class SearchState:
             self.novelty.begin(fp.key)
         return verdict
 
+    def has_twin(self, fp: Fingerprint) -> bool:
+        """Whether a program of the run (or a child being evaluated) is equivalent to this
+        one (the novelty filter's syntax-tree rule; False when the filter is off)."""
+        return self.novelty is not None and self.novelty.twin(fp.key) is not None
+
     def evaluated(self, fp: Fingerprint) -> None:
         """A child that passed :meth:`reject` is stored (or abandoned)."""
         if self.novelty is not None:

@@ -90,7 +90,7 @@ def test_a_failing_write_stops_the_run_with_one_clear_error_and_it_resumes(
     def small_disk(self, path):
         original(self, path)
         pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
-        self.conn.execute(f"PRAGMA max_page_count = {pages + 12}")
+        self.conn.execute(f"PRAGMA max_page_count = {pages + 6}")
 
     monkeypatch.setattr(Archive, "__init__", small_disk)
     config = RunConfig(problem=str(tiny), budget=150, workers=1, seed=4)

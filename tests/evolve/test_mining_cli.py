@@ -34,10 +34,18 @@ def as_json(*args: str):
 
 @pytest.fixture(scope="module")
 def archive_db(tmp_path_factory):
-    """A 300-evaluation circle_packing run and a 40-evaluation one, in one archive."""
-    db = tmp_path_factory.mktemp("mining") / "runs.db"
+    """A 300-evaluation circle_packing run and a 40-evaluation one, in one archive.
+
+    The tests read each program's evaluations from the tuner's metrics, not from the engine's
+    own count; an edit's blocks tried alone leave no metric, so that is off here."""
+    folder = tmp_path_factory.mktemp("mining")
+    db, config = folder / "runs.db", folder / "whole-edits.toml"
+    config.write_text("[search]\nsplit_edits = 0\n")
     for budget, seed in ((300, 1), (40, 2)):
-        invoke("run", "circle_packing", "--budget", budget, "--seed", seed, "--db", db, "-q")
+        invoke(
+            "run", "circle_packing", "--budget", budget, "--seed", seed, "--db", db, "-q",
+            "--config", config,
+        )  # fmt: skip
     conn = sqlite3.connect(db)
     first, second = (r[0] for r in conn.execute("SELECT id FROM runs ORDER BY created_at"))
     conn.close()

@@ -15,8 +15,6 @@ from evoforge.archive import Archive
 from evoforge.evaluators import Status
 from evoforge.evolve import RunConfig, start_run
 from evoforge.evolve.cli import cli
-from evoforge.plugins import pm
-from tests.evolve import scripted_models
 from tests.repo_helpers import git, make_repo, tree_digest
 
 TWO_FILES = """I shorten both modules.
@@ -34,15 +32,6 @@ calc/ops.py
     return 2*x
 >>>>>>> REPLACE
 """
-
-
-@pytest.fixture
-def scripted():
-    pm.register(scripted_models, "scripted-models")
-    scripted_models._cursors.clear()
-    yield scripted_models.SCRIPTS
-    pm.unregister(name="scripted-models")
-    scripted_models.SCRIPTS.clear()
 
 
 @pytest.fixture

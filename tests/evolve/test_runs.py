@@ -28,16 +28,6 @@ def tiny(make_problem):
     return str(make_problem(TRIVIAL_SPEC, TRIVIAL_SEED))
 
 
-@pytest.fixture
-def scripted():
-    """Register the scripted model plugin for one test."""
-    pm.register(scripted_models, "scripted-models")
-    scripted_models._cursors.clear()
-    yield scripted_models.SCRIPTS
-    pm.unregister(name="scripted-models")
-    scripted_models.SCRIPTS.clear()
-
-
 def run(config, db):
     return asyncio.run(start_run(config, db))
 
@@ -78,9 +68,10 @@ def test_same_seed_one_worker_gives_identical_programs(tiny, tmp_path):
 
 
 def test_resume_continues_exactly_like_an_uninterrupted_run(tiny, tmp_path):
-    # A budget that ends among a candidate's tuning trials cuts them, where the uninterrupted
-    # run tunes it in full: the two would part there. Without tuning they must not part.
-    untuned = {"tune_changed": 0}
+    # A budget that ends among a candidate's tuning trials (or among the blocks of its edit
+    # tried alone) cuts them, where the uninterrupted run spends them in full: the two would
+    # part there. Without either they must not part.
+    untuned = {"tune_changed": 0, "split_edits": 0}
     whole, _ = run(
         RunConfig(problem=tiny, budget=30, workers=1, seed=5, search=untuned), tmp_path / "w.db"
     )
@@ -448,7 +439,11 @@ def test_a_resumed_run_never_reevaluates_a_recorded_candidate(make_problem, tmp_
         )
         folder = make_problem(spec, TRIVIAL_SEED)
         db = tmp_path / "r.db"
-        info, _ = run(RunConfig(problem=str(folder), budget=8, workers=2, seed=3), db)
+        # each evaluation of the program it records: no tuning trials, no edit blocks tried
+        # alone (those evaluate programs the run does not store)
+        whole = {"tune_changed": 0, "split_edits": 0}
+        config = RunConfig(problem=str(folder), budget=8, workers=2, seed=3, search=whole)
+        info, _ = run(config, db)
         asyncio.run(resume_run(info.id, db, budget=16))
         asyncio.run(resume_run(info.id, db, budget=20))
         with Archive(db) as archive:
