@@ -80,7 +80,12 @@ class SearchConfig(Settings):
             applied to the parent (those that pass the syntax and name checks and are not
             already in the run), and the best of them all is what the archive stores: one
             block of an answer often helps while another hurts. Each is an evaluation of
-            the budget, not a model call; 0 turns it off.
+            the budget, not a model call; 0 turns it off. On by default: on OpenEvolve's
+            circle_packing folder (clean deterministic server, 5 seeds) the best after
+            300/600 model calls went from 0.599/0.667 (tuning alone) to 0.655/0.709, at 0.40
+            calls per evaluation; it trades evaluations for calls (best after 300
+            evaluations 0.520 against 0.576), so where an evaluation costs more than a model
+            call, turn it off.
     """
 
     section: ClassVar[str] = "search"
