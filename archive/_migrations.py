@@ -68,7 +68,7 @@ def m001_initial(db: Database) -> None:
             "generation": int,
             "status": str,  # evaluators.Status
             "edit": str,  # the model's raw answer
-            "edit_kind": str,  # seed | diff | rewrite | crossover
+            "edit_kind": str,  # seed | diff | rewrite | crossover | repair | carry
             "score": float,
             "cell": int,
             "metrics_json": str,

@@ -54,8 +54,9 @@ class Program:
         generation: parent's generation + 1; 0 for the seed.
         status: what happened when it was evaluated.
         edit: the model's raw answer.
-        edit_kind: ``seed``, ``diff``, ``rewrite``, ``crossover`` or ``repair`` (a fix of a
-            failed parent).
+        edit_kind: ``seed``, ``diff``, ``rewrite``, ``crossover``, ``repair`` (a fix of a
+            failed parent) or ``carry`` (an answer that improved another program, applied
+            again to the run's best: ``[search] carry_to_best``).
         score: the primary objective oriented so bigger is better; None unless ``status`` is
             ok and the objective was reported (never NaN).
         cell: MAP-Elites cell index; None unless ``status`` is ok.

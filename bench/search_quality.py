@@ -14,6 +14,8 @@ subprocess (the public CLI, nothing inside the engine is touched), one run at a 
 - ``tune_changed=0``: no tuning of the constants an edit changed (6 trials by default);
 - ``split_edits=0``: an edit of several blocks that fell short is not tried block by block
   (3 blocks by default);
+- ``carry_to_best=false``: an edit that improved its parent is not also applied to the run's
+  best program (on by default);
 - any other ``key=value`` pairs joined by ``+`` (``islands.count=1+islands.exploitation=1.0``):
   those settings, ``section.key`` for another section than ``[search]``.
 

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     )
     from evoforge.evolve.proposals._propose import (
         EMPTY_ANSWER as EMPTY_ANSWER,
+        apply_checked as apply_checked,
         ask as ask,
         propose as propose,
     )

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import functools
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from evoforge.evolve.checks import check_program_names, check_program_syntax
-from evoforge.evolve.edits import EditError, apply_edit, each_block_alone
+from evoforge.evolve.edits import AppliedEdit, EditError, apply_edit, each_block_alone
 from evoforge.evolve.models import Attempt, Completion, ModelError, complete
 from evoforge.evolve.prompts import build_messages
 from evoforge.evolve.proposals._call import call_fitted
@@ -31,6 +32,9 @@ from evoforge.evolve.proposals._messages import (
     Question,
 )
 from evoforge.islands import fingerprint
+
+if TYPE_CHECKING:
+    from evoforge.archive import Program
 
 EMPTY_ANSWER = "the model's answer was empty: there is no edit to apply"
 
@@ -74,28 +78,12 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
     try:
         if not completion.text.strip():  # why, when the reply said (a reasoning model cut off)
             raise EditError(f"the model's answer was empty: {why}" if why else EMPTY_ANSWER)
-        child = apply_edit(
-            parent.source or "",
-            completion.text,
-            tolerant=setup.edit_matching == "tolerant",
-            fuzzy_threshold=setup.fuzzy_threshold,
-            check=functools.partial(check_program_syntax, language=setup.problem.language),
-            language=setup.problem.language,
-        )
-        # Other languages (an OpenEvolve folder's C or Rust program) are checked by their
-        # evaluator; a repository bundle's Python files are checked one by one. A Python child
-        # that parses but can only die with NameError is refused here, before any evaluation.
+        child = apply_checked(setup, parent, completion.text)
         syntax = child.problem  # check_program_syntax's answer (apply_edit ran it)
         parts: tuple[str, ...] = ()
-        if syntax is None:
-            feedback = "\n".join(str(text) for text in parent.artifacts.values())
-            names = check_program_names(
-                child.source, parent.source or "", setup.problem, parent_feedback=feedback
-            )
-            if names is not None:
-                raise EditError(names)
-            if setup.split_edits and child.n_blocks > 1:
-                parts = _parts(setup, parent.source or "", completion.text, child.source, feedback)
+        if syntax is None and setup.split_edits and child.n_blocks > 1:
+            feedback = _feedback(parent)
+            parts = _parts(setup, parent.source or "", completion.text, child.source, feedback)
     except EditError as exc:
         return Proposal(
             request.seq,
@@ -114,6 +102,41 @@ async def propose(setup: ProposalSetup, request: ProposalRequest) -> Proposal:
         edit_cpu_s=time.thread_time() - tick,
         parts=parts,
     )
+
+
+def apply_checked(setup: ProposalSetup, parent: Program, answer: str) -> AppliedEdit:
+    """``answer`` applied to ``parent`` under the session's matching rules, and checked: the
+    child's :attr:`~evoforge.evolve.edits.AppliedEdit.problem` holds the syntax check's answer.
+
+    Other languages (an OpenEvolve folder's C or Rust program) are checked by their evaluator;
+    a repository bundle's Python files are checked one by one. A Python child that parses but
+    can only die with NameError is refused here, before any evaluation.
+
+    Raises:
+        EditError: the answer is unusable, or the child reads a name defined nowhere or drops
+            a function its evaluator calls.
+    """
+    language = setup.problem.language
+    child = apply_edit(
+        parent.source or "",
+        answer,
+        tolerant=setup.edit_matching == "tolerant",
+        fuzzy_threshold=setup.fuzzy_threshold,
+        check=functools.partial(check_program_syntax, language=language),
+        language=language,
+    )
+    if child.problem is None:
+        names = check_program_names(
+            child.source, parent.source or "", setup.problem, parent_feedback=_feedback(parent)
+        )
+        if names is not None:
+            raise EditError(names)
+    return child
+
+
+def _feedback(parent: Program) -> str:
+    """What the parent's evaluation said: a name it reports missing is no new mistake."""
+    return "\n".join(str(text) for text in parent.artifacts.values())
 
 
 def _parts(

@@ -39,15 +39,15 @@ from evoforge.evolve.proposals import Answer, Proposal, Question
 from evoforge.evolve.run._endings import Allowance, Budgets, Ending
 from evoforge.evolve.run._host_fit import changed_constant_trials
 from evoforge.evolve.run._lessons import Lessons
-from evoforge.evolve.run._proposer import Proposer, make_proposer
-from evoforge.evolve.run._recorder import Recorder
+from evoforge.evolve.run._proposer import Proposer, make_proposer, proposal_setup
+from evoforge.evolve.run._reuse import AnswerReuse, carries
 from evoforge.evolve.run._snapshot import (
     EngineTimings,
     Progress,
     SessionReport,
     Snapshot,
 )
-from evoforge.evolve.run._split import Split, fell_short
+from evoforge.evolve.run._split import fell_short
 from evoforge.evolve.search import Asking, SearchState, TransferSource
 from evoforge.islands import Outcome, fingerprint
 from evoforge.plugins import pm
@@ -88,7 +88,7 @@ def shorten(text: str, limit: int = 600) -> str:
     return f"{text[:head]} [... {len(text) - head - tail} characters cut ...] {text[-tail:]}"
 
 
-class Controller(Recorder):
+class Controller(AnswerReuse):
     """Runs one session of a run: from its current state until a budget, a stop or a failure."""
 
     def __init__(
@@ -112,6 +112,8 @@ class Controller(Recorder):
         self.archive, self.run, self.problem, self.config = archive, run, problem, config
         self.evaluator, self.islands, self.progress = evaluator, islands, progress
         self.proposer = proposer or make_proposer(problem, config)
+        self._setup = proposal_setup(problem, config)  # to apply an answer again
+        self._carry_to_best = config.search.carry_to_best
         self.timings = EngineTimings()
         self.snapshot = Snapshot(
             run_id=run.id,
@@ -403,71 +405,38 @@ class Controller(Recorder):
                 result, scored = await self._split(
                     seq, proposal.parts, result, applied.source, trials, eval_slots, parts
                 )
-            tick = time.perf_counter()
-            source = self._scored_source(scored, result)
-            program = self._program(
-                source=source,
-                result=result,
-                edit_kind=kind,
-                fp=fp if source is applied.source else None,  # a tuned source has its own
-                **common,
+            # the evaluation to carry the answer to the run's best, reserved before this one
+            # is counted as spent (:meth:`_carry`)
+            carry = (
+                self._carry_to_best
+                and carries(self.problem, result, parent, applied.kind)
+                and self._take_trial()
             )
-            try:
-                self._commit(program, completion, spec, parent.score, tick, overhead, result)
-                if program.id != child_id:  # stored tuned or split: the child's note stays
-                    self.archive.forget_evaluation(self.run.id, child_id)
-            except (ValueError, TypeError, ArithmeticError, RecursionError, MemoryError) as exc:
-                # contain_result() makes this unreachable for every value we know of; should
-                # an unknown one get through, it costs its candidate, never the run.
-                unstorable = EvalResult(
-                    Status.CRASHED,
-                    artifacts={
-                        "error": "the engine could not store this candidate's result "
-                        f"({type(exc).__name__}: {str(exc)[:500]}); it is recorded without it"
-                    },
-                    timings={k: v for k, v in result.timings.items() if k == "eval_wall_s"},
-                    evaluations=result.evaluations,
-                )
-                program = self._program(
-                    source=applied.source, result=unstorable, edit_kind=kind, fp=fp, **common
-                )
-                self._commit(program, completion, spec, parent.score, tick, overhead, unstorable)
+            tick = time.perf_counter()
+            program = self._store(
+                lambda source, result: self._program(
+                    source=source,
+                    result=result,
+                    edit_kind=kind,
+                    fp=fp if source is applied.source else None,  # a tuned source has its own
+                    **common,
+                ),
+                self._scored_source(scored, result),
+                applied.source,
+                result,
+                completion,
+                spec,
+                parent.score,
+                tick,
+                overhead,
+            )
+            if carry:
+                await self._carry(program, parent, completion.text, eval_slots)
         finally:
             self._in_flight.discard(child_id)
             self._in_flight.difference_update(parts)
             self.search.evaluated(fp)
             self._reserved -= trials.taken
-
-    async def _split(
-        self,
-        seq: int,
-        parts: tuple[str, ...],
-        whole: EvalResult,
-        whole_source: str,
-        trials: TrialBudget,
-        eval_slots: asyncio.Semaphore,
-        held: set[str],
-    ) -> tuple[EvalResult, str]:
-        """Evaluate each block of an edit that fell short alone (:mod:`._split`): the best
-        result and its program. A part the run has is skipped; each evaluation is taken from
-        the budget as a tuning trial is. A part stays in flight (its id in ``held``) until the
-        caller has stored the outcome, so no other candidate evaluates or stores it meanwhile."""
-        split = Split(self.problem, whole, whole_source)
-        for part in parts:
-            part_id = program_id(part)
-            if (
-                part_id in self._in_flight
-                or self.archive.has_program(self.run.id, part_id)
-                or self.search.has_twin(fingerprint(part, self.problem.language))
-            ):
-                continue
-            if not trials.take():
-                break
-            self._in_flight.add(part_id)
-            held.add(part_id)
-            split.add(part, await self._evaluate(seq, part_id, part, eval_slots))
-            self.archive.forget_evaluation(self.run.id, part_id)  # stored, if at all, later
-        return split.outcome()
 
     async def _evaluate(
         self, seq: int, child_id: str, source: str, eval_slots: asyncio.Semaphore

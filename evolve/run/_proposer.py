@@ -42,10 +42,10 @@ class Proposer(Protocol):
     async def close(self) -> PoolStats: ...
 
 
-def make_proposer(problem: Problem, config: RunConfig) -> Proposer:
-    """Proposal worker processes for ``config``'s models, or this process when a model's
-    provider plugin was registered here only (a worker could not load it)."""
-    setup = ProposalSetup(
+def proposal_setup(problem: Problem, config: RunConfig) -> ProposalSetup:
+    """What every proposal of a session of ``config`` shares (also how the controller applies
+    an answer again: :func:`~evoforge.evolve.proposals.apply_checked`)."""
+    return ProposalSetup(
         problem=problem,
         prompts=config.prompts,
         temperature=config.temperature,
@@ -56,6 +56,12 @@ def make_proposer(problem: Problem, config: RunConfig) -> Proposer:
         split_edits=config.search.split_edits,
         models=tuple(dict.fromkeys(s.model for s in config.ensemble_specs)),
     )
+
+
+def make_proposer(problem: Problem, config: RunConfig) -> Proposer:
+    """Proposal worker processes for ``config``'s models, or this process when a model's
+    provider plugin was registered here only (a worker could not load it)."""
+    setup = proposal_setup(problem, config)
     local = in_process_providers(setup.models)
     if local:
         log.warning(

@@ -9,9 +9,10 @@ outcomes read apart.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from evoforge.archive import EvalResult, Program, Status, improved
+from evoforge.archive import EvalResult, Program, Status, improved, program_id
 from evoforge.evolve.models import (
     Completion,
     ModelError,
@@ -115,11 +116,51 @@ class Recorder:
         program = self._program(source=source, result=result, edit_kind=kind, fp=fp, **common)
         self._commit(program, completion, spec, common["parent"].score, tick, 0.0)
 
+    def _store(
+        self,
+        make: Callable[[str, EvalResult], Program],
+        source: str,
+        evaluated: str,
+        result: EvalResult,
+        completion: Completion | None,
+        spec: ModelSpec | None,
+        parent_score: float | None,
+        tick: float,
+        overhead: float,
+    ) -> Program:
+        """Commit an evaluated candidate: the row ``make`` builds of ``source`` (the program
+        to store: ``evaluated`` as tuned or split, or itself) and ``result``; the stored row.
+
+        When the stored program is not the one evaluated, the evaluated one's note is dropped.
+        A result the archive cannot store costs its candidate, never the run: it is recorded
+        as crashed, with why.
+        """
+        program = make(source, result)
+        try:
+            self._commit(program, completion, spec, parent_score, tick, overhead, result)
+            if program.id != program_id(evaluated):
+                self.archive.forget_evaluation(self.run.id, program_id(evaluated))
+        except (ValueError, TypeError, ArithmeticError, RecursionError, MemoryError) as exc:
+            # contain_result() makes this unreachable for every value we know of; should an
+            # unknown one get through, it costs its candidate, never the run.
+            unstorable = EvalResult(
+                Status.CRASHED,
+                artifacts={
+                    "error": "the engine could not store this candidate's result "
+                    f"({type(exc).__name__}: {str(exc)[:500]}); it is recorded without it"
+                },
+                timings={k: v for k, v in result.timings.items() if k == "eval_wall_s"},
+                evaluations=result.evaluations,
+            )
+            program = make(evaluated, unstorable)
+            self._commit(program, completion, spec, parent_score, tick, overhead, unstorable)
+        return program
+
     def _commit(
         self,
         program: Program,
-        completion: Completion,
-        spec: ModelSpec,
+        completion: Completion | None,
+        spec: ModelSpec | None,
         parent_score: float | None,
         tick: float,
         overhead: float,
@@ -139,15 +180,17 @@ class Recorder:
                     data={"program": program.id, "note": program.artifacts["requeued"]},
                 )
             outcome = self.islands.record(program) if evaluated else Outcome()
-            self._record_call(program.seq, completion, program.id)
+            if completion is not None:  # None: an answer used again (no call of its own)
+                self._record_call(program.seq, completion, program.id)
             self._account(program, evaluated=count)
         self.search.record(program, parent_score)
-        self.pool.record_success(
-            spec,
-            improved=improved(program.score, parent_score),
-            cost_usd=completion.cost_usd,
-            tokens=call_tokens(completion),
-        )
+        if completion is not None and spec is not None:
+            self.pool.record_success(
+                spec,
+                improved=improved(program.score, parent_score),
+                cost_usd=completion.cost_usd,
+                tokens=call_tokens(completion),
+            )
         self.timings.overhead_s.append(overhead + time.perf_counter() - tick)
         self.snapshot.duplicates += program.status == Status.DUPLICATE
         self._notify(program, outcome)

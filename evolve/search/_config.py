@@ -86,6 +86,12 @@ class SearchConfig(Settings):
             calls per evaluation; it trades evaluations for calls (best after 300
             evaluations 0.520 against 0.576), so where an evaluation costs more than a model
             call, turn it off.
+        carry_to_best: when a diff improves its parent, the same answer is also applied to
+            the run's best program (when that is another program, the edit applies to it and
+            the result is new to the run) and that program is evaluated and stored as a
+            candidate of its own (edit kind ``carry``): an edit that helped one program often
+            helps another that holds the same code. One evaluation of the budget (plus its
+            tuning trials), no model call.
     """
 
     section: ClassVar[str] = "search"
@@ -105,3 +111,4 @@ class SearchConfig(Settings):
     mark_fixed_code: bool = False
     tune_changed: Annotated[int, Field(ge=0, le=1000)] = 6
     split_edits: Annotated[int, Field(ge=0, le=20)] = 3
+    carry_to_best: bool = True

@@ -157,12 +157,21 @@ def test_a_run_improves_and_every_call_is_in_the_archive(tmp_path):
     assert run["tokens_out"] == sum(c["completion_tokens"] for c in calls)
     assert run["cost_usd"] == pytest.approx(sum(c["cost_usd"] for c in priced))
 
-    # Every program a model wrote names that model (the model of its call).
-    children = query(db, "SELECT id, model, status, evaluations FROM programs WHERE seq > 0")
+    # Every program a model wrote names that model (the model of its call); an answer carried
+    # to the run's best (no call of its own) names the model of the child it improved.
+    children = query(
+        db,
+        "SELECT id, model, status, evaluations, edit_kind, inspirations_json "
+        "FROM programs WHERE seq > 0",
+    )
     wrote = {c["program_id"]: c["model"] for c in calls if c["program_id"] is not None}
     used = sum(c["evaluations"] for c in children if Status(c["status"]).evaluated)
     assert used == 59  # the seed took the 60th
-    assert {c["id"]: c["model"] for c in children} == wrote
+    called = [c for c in children if c["edit_kind"] != "carry"]
+    assert {c["id"]: c["model"] for c in called} == wrote
+    for carried in (c for c in children if c["edit_kind"] == "carry"):
+        (child,) = json.loads(carried["inspirations_json"])
+        assert carried["model"] == wrote[child]
 
 
 # --- 2. rate limits and server errors are retried, and recorded ----------------------------

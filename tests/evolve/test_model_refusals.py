@@ -46,12 +46,12 @@ def run(config: RunConfig, db):
 
 
 def config_for(folder, server: OpenAIServer, **fields) -> RunConfig:
-    # every evaluation a model call (no tuning trials, no edit blocks tried alone): these
-    # tests count the calls
+    # every evaluation a model call (no tuning trials, no edit blocks tried alone, no answer
+    # carried to the run's best): these tests count the calls
     settings = dict(
         problem=str(folder), model=FAKE, api_base=server.url, workers=1, proposal_workers=2,
         llm_concurrency=2, retry={"max_attempts": 1},
-        search={"tune_changed": 0, "split_edits": 0},
+        search={"tune_changed": 0, "split_edits": 0, "carry_to_best": False},
     )  # fmt: skip
     return RunConfig(**(settings | fields))
 

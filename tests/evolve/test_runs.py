@@ -69,9 +69,10 @@ def test_same_seed_one_worker_gives_identical_programs(tiny, tmp_path):
 
 def test_resume_continues_exactly_like_an_uninterrupted_run(tiny, tmp_path):
     # A budget that ends among a candidate's tuning trials (or among the blocks of its edit
-    # tried alone) cuts them, where the uninterrupted run spends them in full: the two would
-    # part there. Without either they must not part.
-    untuned = {"tune_changed": 0, "split_edits": 0}
+    # tried alone, or before its answer is carried to the run's best) cuts them, where the
+    # uninterrupted run spends them in full: the two would part there. Without these they
+    # must not part.
+    untuned = {"tune_changed": 0, "split_edits": 0, "carry_to_best": False}
     whole, _ = run(
         RunConfig(problem=tiny, budget=30, workers=1, seed=5, search=untuned), tmp_path / "w.db"
     )
