@@ -91,7 +91,11 @@ class SearchConfig(Settings):
             the result is new to the run) and that program is evaluated and stored as a
             candidate of its own (edit kind ``carry``): an edit that helped one program often
             helps another that holds the same code. One evaluation of the budget (plus its
-            tuning trials), no model call.
+            tuning trials), no model call; false turns it off. On by default: on OpenEvolve's
+            circle_packing folder (clean deterministic server, seeds 4-8) the best after
+            100/300/600 model calls went from 0.520/0.655/0.709 (tuning and split) to
+            0.552/0.659/0.721, every seed ahead at 100 calls, with nothing lost at equal
+            evaluations; where an evaluation costs more than a model call, turn it off.
     """
 
     section: ClassVar[str] = "search"
