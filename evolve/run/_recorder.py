@@ -138,7 +138,7 @@ class Recorder:
         program = make(source, result)
         try:
             self._commit(program, completion, spec, parent_score, tick, overhead, result)
-            if program.id != program_id(evaluated):
+            if source != evaluated:  # tuned or split: the evaluated one's note goes
                 self.archive.forget_evaluation(self.run.id, program_id(evaluated))
         except (ValueError, TypeError, ArithmeticError, RecursionError, MemoryError) as exc:
             # contain_result() makes this unreachable for every value we know of; should an

@@ -18,7 +18,7 @@ from evoforge.evolve.edits import EditError
 from evoforge.evolve.proposals import apply_checked
 from evoforge.evolve.run._recorder import Recorder
 from evoforge.evolve.run._split import Split
-from evoforge.islands import fingerprint
+from evoforge.islands import Fingerprint, fingerprint
 
 if TYPE_CHECKING:
     import asyncio
@@ -69,12 +69,14 @@ class AnswerReuse(Recorder):
 
         def _scored_source(self, applied: str, result: EvalResult) -> str: ...
 
-    def _is_new(self, source: str) -> bool:
-        """Whether neither ``source`` nor an equivalent is in the run or being evaluated."""
+    def _is_new(self, source: str, fp: Fingerprint | None = None) -> bool:
+        """Whether neither ``source`` nor an equivalent is in the run or being evaluated
+        (``fp``: its fingerprint, when made already)."""
+        pid = program_id(source)
         return not (
-            program_id(source) in self._in_flight
-            or self.archive.has_program(self.run.id, program_id(source))
-            or self.search.has_twin(fingerprint(source, self.problem.language))
+            pid in self._in_flight
+            or self.archive.has_program(self.run.id, pid)
+            or self.search.has_twin(fp or fingerprint(source, self.problem.language))
         )
 
     async def _split(
@@ -126,14 +128,18 @@ class AnswerReuse(Recorder):
         taken, carried_id = 0, ""
         try:
             best_id = self.snapshot.best_program_id
-            if best_id is None or best_id in (parent.id, child.id):
+            # (a child whose result could not be stored has no score: nothing helped)
+            if best_id is None or best_id in (parent.id, child.id) or child.score is None:
                 return
             best = self.archive.get_program(self.run.id, best_id)
             try:
                 applied = apply_checked(self._setup, best, answer)
             except EditError:
                 return
-            if applied.problem is not None or not self._is_new(applied.source):
+            if applied.problem is not None:
+                return
+            fp = fingerprint(applied.source, self.problem.language)
+            if not self._is_new(applied.source, fp):
                 return
             seq, self._next_seq = self._next_seq, self._next_seq + 1
             carried_id = program_id(applied.source)
@@ -158,6 +164,7 @@ class AnswerReuse(Recorder):
                     edit=child.edit,
                     model=child.model,
                     inspirations=(child,),
+                    fp=fp if source is applied.source else None,  # a tuned source has its own
                 ),
                 self._scored_source(applied.source, result),
                 applied.source,
