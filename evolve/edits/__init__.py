@@ -1,7 +1,8 @@
 """Edits: reading a model's answer and applying it to the parent program.
 
-:func:`apply_edit` turns an answer (SEARCH/REPLACE blocks, or a whole program in a fenced
-block) into an :class:`AppliedEdit`, or raises an :class:`EditError` a model can act on. Blocks
+:func:`apply_edit` turns an answer (SEARCH/REPLACE blocks, written with markers, as unified-diff
+hunks or as fence pairs labelled "search" and "replace"; or a whole program in a fenced block)
+into an :class:`AppliedEdit`, or raises an :class:`EditError` a model can act on. Blocks
 are located by the strongest of the rules in :data:`MATCH_KINDS` that finds them, and only
 where they apply unambiguously, inside an EVOLVE-BLOCK region; a block found by a tolerant
 rule has its REPLACE text mapped the same way, line by line, and a guessed mapping is tried

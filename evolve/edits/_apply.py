@@ -1,7 +1,8 @@
 """Apply a model's answer to the parent program: a diff block by block, or a rewrite.
 
 An answer is either a *diff* (one or more SEARCH/REPLACE blocks in the aider/AlphaEvolve
-format) or a *rewrite* (no block, but a fenced code block holding the new program). A crossover
+format, or what models write for them: unified-diff hunks, fences labelled "search" and
+"replace") or a *rewrite* (no block, but a fenced code block holding the new program). A crossover
 is not a third format: it is a diff or a rewrite whose content came from another program.
 
 Only text inside EVOLVE-BLOCK regions may change; everything here enforces it and explains
@@ -10,18 +11,27 @@ every refusal in an :class:`EditError` that a model (or a person) can act on.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import dataclass, replace as replace_fields
 from typing import Literal
 
 from evoforge.base.reasoning import CutOffReasoning, without_reasoning
+from evoforge.evolve.checks import bindings
 from evoforge.evolve.edits._file_rewrites import file_rewrites
 from evoforge.evolve.edits._files import FileScope
 from evoforge.evolve.edits._fuzzy import FuzzyBudget
 from evoforge.evolve.edits._indent import indent_of
+from evoforge.evolve.edits._labelled import labelled_blocks
 from evoforge.evolve.edits._lines import ProgramLines
 from evoforge.evolve.edits._match import MATCH_KINDS, MatchKind, locate, search_lines
-from evoforge.evolve.edits._parse import EditBlock, EditError, parse_blocks, rewrite_code
+from evoforge.evolve.edits._parse import (
+    EditBlock,
+    EditError,
+    fenced_blocks,
+    parse_blocks,
+    rewrite_code,
+)
 from evoforge.evolve.edits._unified import unified_blocks
 from evoforge.evolve.edits._unmarked import unmarked_content
 from evoforge.problems import END_MARKER, START_MARKER, Block, BlockError, find_blocks
@@ -94,22 +104,24 @@ def apply_edit(
         raise ValueError(f"fuzzy_threshold must be in (0, 1], got {fuzzy_threshold!r}")
     regions = find_blocks(parent, origin="parent program")
     lines = _answer_lines(answer)
-    blocks = parse_blocks(lines) or unified_blocks(lines)
+    blocks, labelled = _diff_blocks(lines)
     match: MatchKind | None = None
     guessed = False
-    if blocks:
-        source, match, guessed = _apply_diff(parent, blocks, tolerant, fuzzy_threshold)
-        kind: Literal["diff", "rewrite"] = "diff"
-    elif rewrites := file_rewrites(parent, lines):
-        source = parent
-        for start, end, code in rewrites:  # last file first: earlier offsets stay valid
-            section = source[start:end]
-            section_regions = find_blocks(section, origin="parent program")
-            source = source[:start] + _apply_code(section, section_regions, code) + source[end:]
-        kind = "rewrite"
+    kind: Literal["diff", "rewrite"] = "rewrite"
+    if not blocks:
+        source = _rewrite(parent, regions, lines, language)
     else:
-        source = _apply_code(parent, regions, rewrite_code(lines, language), language)
-        kind = "rewrite"
+        try:
+            source, match, guessed = _apply_diff(parent, blocks, tolerant, fuzzy_threshold)
+            kind = "diff"
+        except EditError as diff_error:
+            # One pair labelled "original code" / "updated code" may be two whole programs,
+            # the first misquoted: then its last fence is the rewrite it means.
+            alone = labelled and len(blocks) == 1
+            source = _rewrite_instead(parent, regions, lines, language, check) if alone else ""
+            if not source:
+                raise diff_error from None
+            blocks, kind = [], "rewrite"
     if source == parent:
         raise EditError(
             "the edit changes nothing: the result is identical to the current program; "
@@ -137,9 +149,9 @@ def each_block_alone(
     """
     try:
         lines = _answer_lines(answer)
+        blocks, _ = _diff_blocks(lines)
     except EditError:
         return []
-    blocks = parse_blocks(lines) or unified_blocks(lines)
     if len(blocks) < 2:
         return []
     children: list[str] = []
@@ -162,6 +174,16 @@ def _answer_lines(answer: str) -> list[str]:
 
 
 # --- diffs ---------------------------------------------------------------------------------
+
+
+def _diff_blocks(lines: list[str]) -> tuple[list[EditBlock], bool]:
+    """The SEARCH/REPLACE blocks an answer means, marked, as unified-diff hunks or as labelled
+    fence pairs (:mod:`._labelled`), and whether they are the pairs."""
+    blocks = parse_blocks(lines) or unified_blocks(lines)
+    if blocks:
+        return blocks, False
+    pairs = labelled_blocks(lines, fenced_blocks(lines))
+    return pairs, bool(pairs)
 
 
 def _apply_diff(
@@ -260,6 +282,41 @@ def _moved(regions: list[Block], start: int, end: int, size: int) -> list[Block]
 
 
 # --- rewrites ------------------------------------------------------------------------------
+
+
+def _rewrite_instead(
+    parent: str,
+    regions: list[Block],
+    lines: list[str],
+    language: str,
+    check: Callable[[str], str | None] | None,
+) -> str:
+    """The answer read as a rewrite, for a labelled pair that does not apply as a block; ""
+    unless that child is a Python program that still defines every module-level name of
+    ``parent`` and passes ``check``. A pair's REPLACE fence read as the whole region would
+    otherwise drop what the pair's author left alone."""
+    if language != "python":
+        return ""
+    try:
+        source = _rewrite(parent, regions, lines, language)
+        if not bindings(ast.parse(parent).body) <= bindings(ast.parse(source).body):
+            return ""
+    except (EditError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    return source if check is None or check(source) is None else ""
+
+
+def _rewrite(parent: str, regions: list[Block], lines: list[str], language: str) -> str:
+    """The child of a rewrite answer: whole files of a repository bundle, or its code fence."""
+    rewrites = file_rewrites(parent, lines)
+    if not rewrites:
+        return _apply_code(parent, regions, rewrite_code(lines, language), language)
+    source = parent
+    for start, end, code in rewrites:  # last file first: earlier offsets stay valid
+        section = source[start:end]
+        section_regions = find_blocks(section, origin="parent program")
+        source = source[:start] + _apply_code(section, section_regions, code) + source[end:]
+    return source
 
 
 def _apply_code(parent: str, regions: list[Block], code: str, language: str | None = None) -> str:

@@ -63,6 +63,7 @@ KINDS = (
     "context_off",
     "unified_diff",
     "thinking",
+    "labelled_fences",
 )
 """The ways an answer is written sloppily:
 
@@ -76,7 +77,10 @@ KINDS = (
 - ``unified_diff``: the edit written as ``diff -u`` hunks in a ```diff fence (``--- a/`` and
   ``+++ b/`` headers, line numbers that are wrong), not as SEARCH/REPLACE blocks;
 - ``thinking``: the answer opens with a reasoning model's ``<think>`` block, holding a draft
-  SEARCH/REPLACE block whose SEARCH text is not in the program.
+  SEARCH/REPLACE block whose SEARCH text is not in the program;
+- ``labelled_fences``: no markers; each block is a ```python fence under a search label
+  (``SEARCH:``, ``**Search:**``, ``Original code:``, ``Find:``) and another under a replace
+  label (``REPLACE:``, ``**Replace with:**``, ``Updated code:``, ``Replace with:``).
 """
 
 CORRECT = "correct"
@@ -93,7 +97,8 @@ TWO_KINDS_SHARE = 0.25
 """Share of the sloppy answers that combine two kinds (the rest have one)."""
 
 _INDENT_KINDS = frozenset({"no_indent", "indent_2", "tabs"})  # at most one per answer
-_FORM_KINDS = frozenset({"diff_fence", "unified_diff"})  # how blocks are rendered: one at most
+# how blocks are rendered: one at most
+_FORM_KINDS = frozenset({"diff_fence", "unified_diff", "labelled_fences"})
 _THINKING_END = "\n</think>\n\n"
 _INTROS = (
     "Looking at the current program, one focused change seems worth trying.",
@@ -285,6 +290,23 @@ def render(hunks: Sequence[Hunk], *, fence: bool = False) -> str:
     return "\n\n".join(parts)
 
 
+_LABELS = (
+    ("SEARCH:", "REPLACE:"),
+    ("**Search:**", "**Replace with:**"),
+    ("Original code:", "Updated code:"),
+    ("Find:", "Replace with:"),
+)
+
+
+def render_labelled(hunks: Sequence[Hunk], labels: tuple[str, str]) -> str:
+    """``hunks`` as pairs of ```python fences under ``labels`` (search's, replace's)."""
+    parts = []
+    for hunk in hunks:
+        search = [labels[0], "```python", *hunk.search, "```"]
+        parts.append("\n".join([*search, "", labels[1], "```python", *hunk.replace, "```"]))
+    return "\n\n".join(parts)
+
+
 def render_unified(hunks: Sequence[Hunk], *, line: int = 1) -> str:
     """``hunks`` as a ```diff fence of ``diff -u`` hunks, each headed ``@@ -line,n +line,m @@``
     with a ``line`` that is made up (models count lines wrong)."""
@@ -332,6 +354,8 @@ def write_sloppily(hunks: Sequence[Hunk], kinds: Sequence[str], rng: np.random.G
     written = sloppy_hunks(hunks, kinds, rng)
     if "unified_diff" in kinds:
         text = render_unified(written, line=int(rng.integers(1, 400)))
+    elif "labelled_fences" in kinds:
+        text = render_labelled(written, _LABELS[int(rng.integers(len(_LABELS)))])
     else:
         text = render(written, fence="diff_fence" in kinds)
     if "thinking" in kinds:
