@@ -121,7 +121,8 @@ def measure(n_answers: int, seed: int) -> dict[str, object]:
         clean, got = outcome(parent, render(hunks))
         _count([counts["clean"]], clean, clean == "ok" and got != child)
         kinds = sloppy_kinds(rng)
-        result, got = outcome(parent, write_sloppily(hunks, kinds, rng))
+        answer = write_sloppily(hunks, kinds, rng, parent=parent, child=child)
+        result, got = outcome(parent, answer)
         wrong = result == "ok" and got != child
         _count([counts["sloppy"], *(per_kind[k] for k in kinds)], result, wrong)
         # the walk goes on from a child that parses; else it starts again from the seed

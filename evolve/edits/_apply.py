@@ -2,8 +2,10 @@
 
 An answer is either a *diff* (one or more SEARCH/REPLACE blocks in the aider/AlphaEvolve
 format, or what models write for them: unified-diff hunks, fences labelled "search" and
-"replace") or a *rewrite* (no block, but a fenced code block holding the new program). A crossover
-is not a third format: it is a diff or a rewrite whose content came from another program.
+"replace") or a *rewrite* (no block, but a fenced code block holding the new program; in
+Python, the code it elides with ``# ... unchanged ...`` is the parent's, :mod:`._elided`).
+A crossover is not a third format: it is a diff or a rewrite whose content came from another
+program.
 
 Only text inside EVOLVE-BLOCK regions may change; everything here enforces it and explains
 every refusal in an :class:`EditError` that a model (or a person) can act on.
@@ -18,6 +20,7 @@ from typing import Literal
 
 from evoforge.base.reasoning import CutOffReasoning, without_reasoning
 from evoforge.evolve.checks import bindings
+from evoforge.evolve.edits._elided import fill_elisions
 from evoforge.evolve.edits._file_rewrites import file_rewrites
 from evoforge.evolve.edits._files import FileScope
 from evoforge.evolve.edits._fuzzy import FuzzyBudget
@@ -322,8 +325,9 @@ def _rewrite(parent: str, regions: list[Block], lines: list[str], language: str)
 def _apply_code(parent: str, regions: list[Block], code: str, language: str | None = None) -> str:
     if not code.strip():
         raise EditError("the rewrite's code block is empty; put the whole new program in it")
+    python = language == "python"
     if START_MARKER in code or END_MARKER in code:
-        return _splice_marked(parent, regions, code)
+        return _splice_marked(parent, regions, code, fill=python)
     if len(regions) != 1:
         raise EditError(
             f"the rewrite has no EVOLVE-BLOCK markers but the current program has "
@@ -331,8 +335,10 @@ def _apply_code(parent: str, regions: list[Block], code: str, language: str | No
             "the code outside the regions unchanged"
         )
     region = regions[0]
-    if language == "python":
-        code = unmarked_content(parent, region, code)
+    if python:
+        code = unmarked_content(
+            parent, region, fill_elisions(parent[region.start : region.end], code)
+        )
     return (
         parent[: region.start]
         + _fit_indent(parent[region.start : region.end], code)
@@ -355,8 +361,9 @@ def _fit_indent(old: str, new: str) -> str:
     return new
 
 
-def _splice_marked(parent: str, regions: list[Block], code: str) -> str:
-    """Take the rewrite's region contents; its frozen parts must match the parent's."""
+def _splice_marked(parent: str, regions: list[Block], code: str, *, fill: bool = False) -> str:
+    """Take the rewrite's region contents; its frozen parts must match the parent's. With
+    ``fill`` (Python), code a region's content elides is filled from the parent's region."""
     try:
         new_regions = find_blocks(code, origin="the rewritten program")
     except BlockError as exc:
@@ -386,7 +393,8 @@ def _splice_marked(parent: str, regions: list[Block], code: str) -> str:
     pieces, prev = [], 0
     for old, new in zip(regions, new_regions, strict=True):
         pieces.append(parent[prev : old.start])
-        pieces.append(code[new.start : new.end])
+        content = code[new.start : new.end]
+        pieces.append(fill_elisions(parent[old.start : old.end], content) if fill else content)
         prev = old.end
     pieces.append(parent[prev:])
     return "".join(pieces)

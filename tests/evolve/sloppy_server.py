@@ -38,6 +38,7 @@ prints ``READY http://127.0.0.1:<port>/v1`` on stdout and serves until SIGTERM o
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
 import hashlib
 import json
@@ -49,9 +50,10 @@ from typing import Any
 import numpy as np
 
 from evoforge.evolve import EditError, apply_edit
+from evoforge.evolve.checks import bindings
 from evoforge.evolve.offline import call_rng, mutate, read_prompt
 from evoforge.evolve.prompts import CURRENT_PROGRAM_HEADING
-from evoforge.problems import END_MARKER, START_MARKER, BlockError
+from evoforge.problems import END_MARKER, START_MARKER, BlockError, find_blocks
 from tests.evolve.openai_server import OpenAIServer, serve
 
 KINDS = (
@@ -64,6 +66,7 @@ KINDS = (
     "unified_diff",
     "thinking",
     "labelled_fences",
+    "elided_rewrite",
 )
 """The ways an answer is written sloppily:
 
@@ -80,7 +83,11 @@ KINDS = (
   SEARCH/REPLACE block whose SEARCH text is not in the program;
 - ``labelled_fences``: no markers; each block is a ```python fence under a search label
   (``SEARCH:``, ``**Search:**``, ``Original code:``, ``Find:``) and another under a replace
-  label (``REPLACE:``, ``**Replace with:**``, ``Updated code:``, ``Replace with:``).
+  label (``REPLACE:``, ``**Replace with:**``, ``Updated code:``, ``Replace with:``);
+- ``elided_rewrite``: no blocks; the whole child program in a ```python fence, each run of
+  top-level statements of its EVOLVE-BLOCK that the edit left alone written as one elision
+  line (``# ... unchanged ...``, ``...``): the lazy rewrite models send for a long program.
+  It goes with ``thinking`` only (the other kinds are ways of writing blocks).
 """
 
 CORRECT = "correct"
@@ -98,7 +105,8 @@ TWO_KINDS_SHARE = 0.25
 
 _INDENT_KINDS = frozenset({"no_indent", "indent_2", "tabs"})  # at most one per answer
 # how blocks are rendered: one at most
-_FORM_KINDS = frozenset({"diff_fence", "unified_diff", "labelled_fences"})
+_FORM_KINDS = frozenset({"diff_fence", "unified_diff", "labelled_fences", "elided_rewrite"})
+_REWRITE_KINDS = frozenset({"elided_rewrite", "thinking"})  # what a rewrite combines with
 _THINKING_END = "\n</think>\n\n"
 _INTROS = (
     "Looking at the current program, one focused change seems worth trying.",
@@ -307,6 +315,84 @@ def render_labelled(hunks: Sequence[Hunk], labels: tuple[str, str]) -> str:
     return "\n\n".join(parts)
 
 
+_ELISIONS = (
+    "# ... (unchanged) ...",
+    "# ... rest of the code unchanged ...",
+    "...",
+    "# (other functions omitted for brevity)",
+)
+
+
+def render_elided(parent: str, child: str, elision: str) -> str:
+    """``child`` in a ```python fence, each run of the top-level statements of its
+    EVOLVE-BLOCK regions that the parent has, word for word, written as one ``elision`` line."""
+    regions, old_regions = find_blocks(child), find_blocks(parent)
+    pieces, previous = [], 0
+    for new, old in zip(regions, old_regions, strict=True):
+        content = child[new.start : new.end]
+        pieces += [
+            child[previous : new.start],
+            _elided(parent[old.start : old.end], content, elision),
+        ]
+        previous = new.end
+    return "```python\n" + "".join([*pieces, child[previous:]]) + "```"
+
+
+def _elided(old: str, new: str, elision: str) -> str:
+    """``new`` with each run of statements that define names and stand in ``old`` word for
+    word (the lines between them too) written as ``elision``; only a run whose neighbours are
+    written out and are, in ``old`` too, the statements right around it (or the region's
+    edges), so that where the parent's code goes is no guess (a statement the edit deleted
+    next to an elision would be read as elided: filled back)."""
+    try:
+        new_tree, old_tree = ast.parse(new), ast.parse(old)
+    except SyntaxError:
+        return new
+    lines, old_lines = new.split("\n"), old.split("\n")
+    spans = [_span(node) for node in new_tree.body]
+    old_spans = [_span(node) for node in old_tree.body]
+    at_old = {"\n".join(old_lines[a:b]): i for i, (a, b) in reversed(list(enumerate(old_spans)))}
+    by_name: dict[str, int] = {}
+    for i, node in enumerate(old_tree.body):
+        for name in bindings([node]):
+            by_name.setdefault(name, i)
+    old_of: list[int | None] = []  # each new statement's counterpart in old: same text or name
+    same: list[bool] = []
+    for node, (first, last) in zip(new_tree.body, spans, strict=True):
+        names = bindings([node]) & set(by_name)
+        j = at_old.get("\n".join(lines[first:last])) if names else None
+        same.append(j is not None)
+        old_of.append(j if j is not None else min((by_name[n] for n in names), default=None))
+    runs: list[list[int]] = []  # [first statement, past the last]
+    for index, (_, last) in enumerate(spans):
+        if not same[index]:
+            continue
+        if runs and runs[-1][1] == index and old_of[index] == old_of[index - 1] + 1:  # type: ignore[operator]
+            start, old_start = spans[runs[-1][0]][0], old_spans[old_of[runs[-1][0]]][0]  # type: ignore[index]
+            if lines[start:last] == old_lines[old_start : old_spans[old_of[index]][1]]:  # type: ignore[index]
+                runs[-1][1] = index + 1
+                continue
+        runs.append([index, index + 1])
+    anchored: list[tuple[int, int]] = []
+    written_from = 0  # statements from here on are written out (none elided yet)
+    for a, b in runs:
+        j, k = old_of[a], old_of[b - 1]
+        assert j is not None and k is not None
+        before = j == 0 if a == 0 else a - 1 >= written_from and old_of[a - 1] == j - 1
+        after = k == len(old_spans) - 1 if b == len(spans) else old_of[b] == k + 1
+        if before and after:
+            anchored.append((spans[a][0], spans[b - 1][1]))
+            written_from = b + 1
+    for first, last in reversed(anchored):
+        lines[first:last] = [elision]
+    return "\n".join(lines)
+
+
+def _span(node: ast.stmt) -> tuple[int, int]:
+    decorators = getattr(node, "decorator_list", None) or []
+    return min([node.lineno, *(d.lineno for d in decorators)]) - 1, node.end_lineno or node.lineno
+
+
 def render_unified(hunks: Sequence[Hunk], *, line: int = 1) -> str:
     """``hunks`` as a ```diff fence of ``diff -u`` hunks, each headed ``@@ -line,n +line,m @@``
     with a ``line`` that is made up (models count lines wrong)."""
@@ -337,22 +423,36 @@ def choose_kinds(rng: np.random.Generator) -> tuple[str, ...]:
     first = KINDS[int(rng.integers(len(KINDS)))]
     if rng.random() >= TWO_KINDS_SHARE:
         return (first,)
+    pair = {first}
     others = [
         k
         for k in KINDS
         if k != first
         and not (k in _INDENT_KINDS and first in _INDENT_KINDS)
         and not (k in _FORM_KINDS and first in _FORM_KINDS)
+        and not ("elided_rewrite" in pair | {k} and not pair | {k} <= _REWRITE_KINDS)
     ]
     second = others[int(rng.integers(len(others)))]
     return tuple(sorted((first, second), key=KINDS.index))
 
 
-def write_sloppily(hunks: Sequence[Hunk], kinds: Sequence[str], rng: np.random.Generator) -> str:
-    """The blocks of ``hunks`` as a model of ``kinds`` writes them (no prose)."""
+def write_sloppily(
+    hunks: Sequence[Hunk],
+    kinds: Sequence[str],
+    rng: np.random.Generator,
+    *,
+    parent: str | None = None,
+    child: str | None = None,
+) -> str:
+    """The blocks of ``hunks`` as a model of ``kinds`` writes them (no prose); for
+    ``elided_rewrite``, the ``child`` of ``parent`` that they make, elided."""
     kinds = [k for k in kinds if k != CORRECT]
     written = sloppy_hunks(hunks, kinds, rng)
-    if "unified_diff" in kinds:
+    if "elided_rewrite" in kinds:
+        if parent is None or child is None:
+            raise ValueError("an elided_rewrite is written from the parent and child programs")
+        text = render_elided(parent, child, _ELISIONS[int(rng.integers(len(_ELISIONS)))])
+    elif "unified_diff" in kinds:
         text = render_unified(written, line=int(rng.integers(1, 400)))
     elif "labelled_fences" in kinds:
         text = render_labelled(written, _LABELS[int(rng.integers(len(_LABELS)))])
@@ -398,7 +498,8 @@ def sloppy_answer(messages: Sequence[dict[str, Any]]) -> SloppyAnswer:
     if hunks is None or _exact(program, render(hunks)) != child:
         return SloppyAnswer(proposal, (CORRECT,), program, child, ())  # the mutator's own diff
     # a reasoning model's thinking opens the answer, before any prose
-    thinking, end, blocks = write_sloppily(hunks, kinds, rng).rpartition(_THINKING_END)
+    written = write_sloppily(hunks, kinds, rng, parent=program, child=child)
+    thinking, end, blocks = written.rpartition(_THINKING_END)
     intro = _INTROS[int(rng.integers(len(_INTROS)))]
     outro = _OUTROS[int(rng.integers(len(_OUTROS)))]
     text = f"{thinking}{end}{intro} The change: {note}.\n\n{blocks}\n"

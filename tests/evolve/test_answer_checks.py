@@ -17,6 +17,7 @@ Fields: ``problem`` (built in), ``mode``, ``answer``, optional ``parent_replacem
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 from pathlib import Path
@@ -139,6 +140,8 @@ def test_a_recorded_answer_ends_with_its_status_and_message(path: Path) -> None:
         for old, new in expect.get("replacements", []):
             assert parent.count(old) == 1, f"fixture error: {old!r}"
             assert child == parent.replace(old, new)
+        if expect.get("same_code_as_parent"):  # comments and blank lines aside: a twin
+            assert child != parent and ast.dump(ast.parse(child)) == ast.dump(ast.parse(parent))
         assert not isinstance(runs_main(child), NameError)
 
 

@@ -107,9 +107,11 @@ def changes(draw: st.DrawFn) -> tuple[str, str]:
     return SOURCES[name], "\n".join(out)
 
 
-def _written(hunks: list[Hunk], kind: str, rng: np.random.Generator) -> str:
+def _written(
+    hunks: list[Hunk], kind: str, rng: np.random.Generator, change: tuple[str, str]
+) -> str:
     if kind in KINDS:
-        return write_sloppily(hunks, [kind], rng)
+        return write_sloppily(hunks, [kind], rng, parent=change[0], child=change[1])
     if kind == "crlf":
         return render(hunks).replace("\n", "\r\n")
     if kind == "shift":
@@ -160,7 +162,7 @@ def test_a_sloppy_edit_gives_the_program_the_clean_one_gives(
     except EditError:
         assume(False)
     assume(clean == child)
-    answer = _written(hunks, kind, np.random.default_rng(seed))
+    answer = _written(hunks, kind, np.random.default_rng(seed), change)
     try:
         sloppy = apply_edit(parent, answer)
     except EditError as exc:

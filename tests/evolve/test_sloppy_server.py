@@ -127,7 +127,7 @@ def test_every_kind_occurs_and_changes_the_text(answers):
 
 
 def test_answers_are_wrapped_in_prose(answers):
-    forms = {"thinking", "unified_diff", "labelled_fences"}
+    forms = {"thinking", "unified_diff", "labelled_fences", "elided_rewrite"}
     a = next(a for a in answers if a.hunks and not forms & set(a.kinds))
     before, _, rest = a.text.partition("<<<<<<< SEARCH")
     assert before.strip() and "The change:" in before
@@ -148,11 +148,20 @@ def test_a_correct_answer_gives_the_edit_the_mutator_meant(answers):
 
 
 @pytest.mark.parametrize(
-    "kind", ["trailing_spaces", "diff_fence", "unified_diff", "thinking", "labelled_fences"]
+    "kind",
+    [
+        "trailing_spaces",
+        "diff_fence",
+        "unified_diff",
+        "thinking",
+        "labelled_fences",
+        "elided_rewrite",
+    ],
 )
 def test_exact_rules_apply_the_kinds_they_tolerate(kind):
     hunks = diff_hunks(PROGRAM, CHILD)
-    text = write_sloppily(hunks, [kind], np.random.default_rng(0))
+    rng = np.random.default_rng(0)
+    text = write_sloppily(hunks, [kind], rng, parent=PROGRAM, child=CHILD)
     assert text != write_sloppily(hunks, [CORRECT], np.random.default_rng(0))
     # thinking opens a real answer: prose comes after it
     answer = text if kind == "thinking" else f"Here you go.\n\n{text}\n"
