@@ -165,6 +165,7 @@ class AnswerReuse(Recorder):
                     model=child.model,
                     inspirations=(child,),
                     fp=fp if source is applied.source else None,  # a tuned source has its own
+                    edit_match=applied.match,  # the rule that located the edit on the best
                 ),
                 self._scored_source(applied.source, result),
                 applied.source,

@@ -58,6 +58,7 @@ def test_an_edit_that_improved_its_parent_is_carried_to_the_runs_best(
     assert carried.inspiration_ids == (second.id,)  # whose edit it is
     assert carried.edit == second.edit == SECOND and carried.model == second.model
     assert carried.island == first.island
+    assert carried.edit_match == "exact"  # the rule that located the edit on the best
     assert carried.artifacts["carried"] == (
         f"the edit of program {second.id} (seq 2), which took its parent {seed.id} from "
         f"-3.3125 to -3.14, applied to the run's best program {first.id} (score -3.0625)"
