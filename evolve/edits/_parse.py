@@ -94,6 +94,27 @@ def _section(lines: list[str]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def _too_many_blocks() -> EditError:
+    return EditError(
+        f"the answer has more than {MAX_BLOCKS} SEARCH/REPLACE blocks; propose a focused "
+        f"change with at most {MAX_BLOCKS} blocks, or answer with the whole program in one "
+        "```python fenced block"
+    )
+
+
+def _fence_closed(replace: list[str]) -> int | None:
+    """Where the REPLACE section of a block without its ``>>>>>>> REPLACE`` line ends, when
+    the model closed the code fence it wrote the block in: the index of that closing fence
+    line (the first bare fence line after the section's first line; code holds none), what
+    follows being prose or the next block's opening fence. None without one: the answer may
+    have been cut off, and a REPLACE text cut short is never applied."""
+    first = next((i for i, line in enumerate(replace) if line.strip()), len(replace))
+    for i in range(first + 1, len(replace)):
+        if _fence_line(replace[i], opening=False):
+            return i
+    return None
+
+
 def parse_blocks(lines: list[str]) -> list[EditBlock]:
     """The SEARCH/REPLACE blocks of an answer; prose and fences around them are ignored.
 
@@ -114,11 +135,7 @@ def parse_blocks(lines: list[str]) -> list[EditBlock]:
         if state == "prose":
             if is_search:
                 if number > MAX_BLOCKS:
-                    raise EditError(
-                        f"the answer has more than {MAX_BLOCKS} SEARCH/REPLACE blocks; propose "
-                        f"a focused change with at most {MAX_BLOCKS} blocks, or answer with the "
-                        "whole program in one ```python fenced block"
-                    )
+                    raise _too_many_blocks()
                 state, search, replace, opened = "search", [], [], lineno
                 heading, pending = pending, ""
             elif is_replace:
@@ -143,13 +160,27 @@ def parse_blocks(lines: list[str]) -> list[EditBlock]:
                 blocks.append(EditBlock(number, _section(search), _section(replace), heading))
                 state = "prose"
             elif is_search:
-                raise EditError(
-                    f"block {number} (answer line {opened}): it is not closed with "
-                    f"'>>>>>>> REPLACE' before the next SEARCH on answer line {lineno}. "
-                    f"{FORMAT_HINT}"
-                )
+                end = _fence_closed(replace)
+                if end is None:
+                    raise EditError(
+                        f"block {number} (answer line {opened}): it is not closed with "
+                        f"'>>>>>>> REPLACE' before the next SEARCH on answer line {lineno}. "
+                        f"{FORMAT_HINT}"
+                    )
+                blocks.append(EditBlock(number, _section(search), _section(replace[:end]), heading))
+                prose = [text.strip() for text in replace[end + 1 :] if text.strip()]
+                prose = [text for text in prose if not _fence_line(text, opening=True)]
+                if number + 1 > MAX_BLOCKS:
+                    raise _too_many_blocks()
+                state, search, replace, opened = "search", [], [], lineno
+                heading = prose[-1] if prose else ""
             else:
                 replace.append(line)
+    if state == "replace" and (end := _fence_closed(replace)) is not None:
+        blocks.append(
+            EditBlock(len(blocks) + 1, _section(search), _section(replace[:end]), heading)
+        )
+        state = "prose"
     if state != "prose":
         raise EditError(
             f"block {len(blocks) + 1} (answer line {opened}): it is never closed with "

@@ -165,6 +165,28 @@ def test_rewrite_without_markers_into_indented_region_is_indented() -> None:
 
 
 @pytest.mark.parametrize(
+    "answer",
+    [
+        "```python\n<<<<<<< SEARCH\nSCALE = 2.0\n=======\nSCALE = 3.0\n```\n",
+        "```python\n<<<<<<< SEARCH\nSCALE = 2.0\n=======\nSCALE = 3.0\n```\n\nIt grows faster.\n",
+        "<<<<<<< SEARCH\nSCALE = 2.0\n=======\n```python\nSCALE = 3.0\n```\nDone.\n",
+        "<<<<<<< SEARCH\nSCALE = 2.0\n=======\n```\nSCALE = 3.0\n```\n",
+    ],
+    ids=["fence-closed", "prose-after", "fence-after-divider", "untagged-fence"],
+)
+def test_a_block_whose_replace_marker_is_left_out_ends_at_its_closing_fence(answer: str) -> None:
+    assert apply_edit(PARENT, answer).source == PARENT.replace("SCALE = 2.0", "SCALE = 3.0")
+
+
+def test_a_fenced_block_without_its_replace_marker_ends_before_the_next_block() -> None:
+    first = "```python\n<<<<<<< SEARCH\nSCALE = 2.0\n=======\nSCALE = 3.0\n```\n\nThen:\n\n"
+    second = "```python\n" + block("    return y + 1\n", "    return y + 2\n") + "```\n"
+    child = apply_edit(PARENT, first + second)
+    assert child.n_blocks == 2
+    assert child.source == PARENT.replace("SCALE = 2.0", "SCALE = 3.0").replace("y + 1", "y + 2")
+
+
+@pytest.mark.parametrize(
     ("answer", "message"),
     [
         pytest.param("I think the program is fine.", "no SEARCH/REPLACE block", id="no-blocks"),
