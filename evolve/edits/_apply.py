@@ -107,7 +107,7 @@ def apply_edit(
         raise ValueError(f"fuzzy_threshold must be in (0, 1], got {fuzzy_threshold!r}")
     regions = find_blocks(parent, origin="parent program")
     lines = _answer_lines(answer)
-    blocks, labelled = _diff_blocks(lines)
+    blocks, labelled = _diff_blocks(lines, language)
     match: MatchKind | None = None
     guessed = False
     kind: Literal["diff", "rewrite"] = "rewrite"
@@ -139,7 +139,12 @@ def apply_edit(
 
 
 def each_block_alone(
-    parent: str, answer: str, *, tolerant: bool = True, fuzzy_threshold: float = 0.9
+    parent: str,
+    answer: str,
+    *,
+    tolerant: bool = True,
+    fuzzy_threshold: float = 0.9,
+    language: str = "python",
 ) -> list[str]:
     """The children that each SEARCH/REPLACE block of a diff ``answer`` makes on its own,
     applied to ``parent`` by :func:`apply_edit`'s rules, in the answer's order; distinct, none
@@ -152,7 +157,7 @@ def each_block_alone(
     """
     try:
         lines = _answer_lines(answer)
-        blocks, _ = _diff_blocks(lines)
+        blocks, _ = _diff_blocks(lines, language)
     except EditError:
         return []
     if len(blocks) < 2:
@@ -179,14 +184,17 @@ def _answer_lines(answer: str) -> list[str]:
 # --- diffs ---------------------------------------------------------------------------------
 
 
-def _diff_blocks(lines: list[str]) -> tuple[list[EditBlock], bool]:
+def _diff_blocks(lines: list[str], language: str) -> tuple[list[EditBlock], bool]:
     """The SEARCH/REPLACE blocks an answer means, marked, as unified-diff hunks or as labelled
-    fence pairs (:mod:`._labelled`), and whether they are the pairs."""
+    fence pairs (:mod:`._labelled`), and whether they are the pairs. In Python, what a REPLACE
+    text elides of its SEARCH text's statements is filled from it (:mod:`._elided`)."""
     blocks = parse_blocks(lines) or unified_blocks(lines)
-    if blocks:
-        return blocks, False
-    pairs = labelled_blocks(lines, fenced_blocks(lines))
-    return pairs, bool(pairs)
+    labelled = not blocks
+    if labelled:
+        blocks = labelled_blocks(lines, fenced_blocks(lines))
+    if language == "python":
+        blocks = [replace_fields(b, replace=fill_elisions(b.search, b.replace)) for b in blocks]
+    return blocks, labelled and bool(blocks)
 
 
 def _apply_diff(

@@ -15,6 +15,8 @@ What the model means is plain: the parent's code goes there. So, in Python:
   allowed), where the parent's function of that name (a method: of that class) has a real
   body, is the parent's function.
 
+The same holds for a SEARCH/REPLACE block: its REPLACE text is filled from its SEARCH text.
+
 Nothing else changes (but for a top-level ``pass`` beside such an elision: the placeholder
 of code now filled in). When the rewrite has no elision, or its code does not parse with each
 elision read as ``...``, or the filled code does not parse, it is returned as written: the

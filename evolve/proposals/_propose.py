@@ -151,6 +151,7 @@ def _parts(
         answer,
         tolerant=setup.edit_matching == "tolerant",
         fuzzy_threshold=setup.fuzzy_threshold,
+        language=language,
     ):
         if part == child or check_program_syntax(part, language=language) is not None:
             continue

@@ -12,7 +12,7 @@ from evoforge.evolve.edits import EditError, apply_edit
 from evoforge.evolve.edits._elided import fill_elisions, is_elision
 from evoforge.problems import find_blocks
 from tests.conftest import ROOT
-from tests.evolve.test_edit_remap import python_check
+from tests.evolve.test_edit_remap import block, python_check
 
 SEED = (ROOT / "problems/builtin/circle_packing/seed.py").read_text()
 OPENEVOLVE = (ROOT / "bench/openevolve_example/initial_program.py").read_text()
@@ -170,3 +170,15 @@ def test_any_run_of_statements_elided_gives_the_parent_back(
         assert "changes nothing" in str(exc)  # the elided parts were all that changed: nothing
         return
     assert same_code(child.source, program)
+
+
+def test_a_diff_whose_replace_elides_what_its_search_holds_keeps_it() -> None:
+    answer = block(CENTERS + RADII, NEW_CENTERS + "# ... compute_radii unchanged ...\n\n\n")
+    applied = apply_edit(SEED, answer, check=python_check)
+    assert applied.kind == "diff" and applied.source == MEANT
+
+
+def test_a_pair_of_whole_programs_the_second_elided_is_the_program_it_means() -> None:
+    shown = HEAD + ELIDED["comment"] + TAIL
+    answer = f"Original code:\n```python\n{SEED}```\n\nUpdated code:\n```python\n{shown}```\n"
+    assert same_code(apply_edit(SEED, answer, check=python_check).source, MEANT)
