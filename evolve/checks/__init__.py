@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         bindings as bindings,
         check_program_names as check_program_names,
         dynamic_names as dynamic_names,
+        statement_lines as statement_lines,
     )
     from evoforge.evolve.checks._syntax import (
         GRAMMAR_LANGUAGES as GRAMMAR_LANGUAGES,

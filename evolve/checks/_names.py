@@ -85,6 +85,12 @@ def check_program_names(
     return "the program would stop with NameError: " + "; ".join(problems)
 
 
+def statement_lines(node: ast.stmt) -> tuple[int, int]:
+    """The 0-based lines ``[first, last)`` of a statement, its decorators included."""
+    decorators = getattr(node, "decorator_list", None) or []
+    return min([node.lineno, *(d.lineno for d in decorators)]) - 1, node.end_lineno or node.lineno
+
+
 def bindings(statements: Iterable[ast.stmt]) -> set[str]:
     """Names that module-level ``statements`` bind (definitions, assignments, imports, loop
     and ``with`` targets), looking into ``if``/``try``/``with`` bodies at the same level."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ast
 
-from evoforge.evolve.checks import bindings
+from evoforge.evolve.checks import bindings, statement_lines
 from evoforge.evolve.edits._indent import indent_of
 
 _SAYS_ELIDED = (
@@ -97,18 +97,6 @@ Change = tuple[int, int, list[str]]
 """Lines ``[first, last)`` of the new code (0-based) and the lines that replace them."""
 
 
-def _span(node: ast.stmt) -> tuple[int, int]:
-    """0-based ``[first, last)`` lines of a statement, its decorators included."""
-    decorators = getattr(node, "decorator_list", None) or []
-    first = min([node.lineno, *(d.lineno for d in decorators)])
-    return first - 1, node.end_lineno or node.lineno
-
-
-def _text(node: ast.stmt, lines: list[str]) -> list[str]:
-    first, last = _span(node)
-    return lines[first:last]
-
-
 def _stubs_filled(
     old_body: list[ast.stmt], new_body: list[ast.stmt], old_lines: list[str]
 ) -> list[Change]:
@@ -123,7 +111,8 @@ def _stubs_filled(
         if isinstance(node, ast.ClassDef) and isinstance(was, ast.ClassDef):
             changes += _stubs_filled(was.body, node.body, old_lines)
         elif was.col_offset == node.col_offset and _is_stub(node) and not _is_stub(was):
-            changes.append((*_span(node), _text(was, old_lines)))
+            first, last = statement_lines(was)
+            changes.append((*statement_lines(node), old_lines[first:last]))
     return changes
 
 
@@ -175,19 +164,19 @@ def _statements_filled(
     for node in new_body:
         for name in bindings([node]):
             where.setdefault(name, node.lineno - 1)
+    names = [bindings([node]) for node in old_body]
     present = [  # each parent statement's line in the new code, where it is still defined
-        min((where[name] for name in bindings([node]) & defined), default=None) for node in old_body
+        min((where[name] for name in own & defined), default=None) for own in names
     ]
     runs: list[list[int]] = []  # [elision line, index of the run's first statement, last's]
     in_run = False
     anchor = -1  # the new line of the last kept statement seen so far in the parent's order
-    for index, node in enumerate(old_body):
-        line = present[index]
+    for index, line in enumerate(present):
         if line is not None:
             anchor, in_run = line, False
-        elif in_run and bindings([node]):
+        elif in_run and names[index]:
             runs[-1][2] = index  # (and the statements defining nothing in between)
-        elif bindings([node]):
+        elif names[index]:
             after = next((p for p in present[index + 1 :] if p is not None), len(new_lines))
             at = next((e for e in elisions if anchor < e < after), None)
             if at is not None:  # no elision where it stood: the rewrite dropped it
@@ -196,6 +185,6 @@ def _statements_filled(
     filled: dict[int, list[str]] = {}
     for at, first, last in runs:
         piece = filled.setdefault(at, [])
-        start, end = _span(old_body[first])[0], _span(old_body[last])[1]
+        start, end = statement_lines(old_body[first])[0], statement_lines(old_body[last])[1]
         piece += (["", ""] if piece else []) + old_lines[start:end]
     return [(at, at + 1, piece) for at, piece in filled.items()]

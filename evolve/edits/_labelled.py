@@ -82,7 +82,7 @@ def _labels(lines: list[str], fences: list[Fence]) -> list[tuple[str, str]]:
         prose = [line.strip() for line in lines[after : fence.line] if line.strip()]
         kind = _kind(prose[-1]) if prose else ""
         out.append((kind, prose[-2] if kind and len(prose) > 1 else ""))
-        after = fence.line + fence.content.count("\n") + 2
+        after = fence.end + 1
     return out
 
 

@@ -48,6 +48,7 @@ class Fence:
     content: str
     line: int  # 0-based index of the opening fence line
     info: str = ""  # the whole info string, as written (```python slowstats/core.py)
+    end: int = 0  # 0-based index of the closing fence line
 
 
 def _marker(line: str, char: str, word: str) -> bool:
@@ -207,7 +208,7 @@ def fenced_blocks(lines: list[str]) -> list[Fence]:
                 if close.startswith(char * width) and close == char * len(close):
                     body = "".join(line + "\n" for line in lines[i + 1 : j])
                     info = text[width:].strip()
-                    fences.append(Fence(tag=tag, content=body, line=i, info=info))
+                    fences.append(Fence(tag=tag, content=body, line=i, info=info, end=j))
                     i = j
                     break
             else:

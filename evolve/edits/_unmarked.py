@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from evoforge.evolve.checks import bindings, dynamic_names
+from evoforge.evolve.checks import bindings, dynamic_names, statement_lines
 from evoforge.evolve.edits._parse import EditError
 from evoforge.problems import END_MARKER, START_MARKER, Block
 
@@ -92,9 +92,7 @@ def _without(code: str, statements: list[ast.stmt]) -> str:
     lines = code.split("\n")
     drop: set[int] = set()
     for node in statements:
-        decorators = getattr(node, "decorator_list", None) or []
-        start = min([node.lineno, *(d.lineno for d in decorators)])
-        drop.update(range(start - 1, (node.end_lineno or node.lineno)))
+        drop.update(range(*statement_lines(node)))
     return "\n".join(line for index, line in enumerate(lines) if index not in drop).strip("\n")
 
 

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from evoforge.evolve import EditError, apply_edit
-from evoforge.evolve.checks import bindings
+from evoforge.evolve.checks import bindings, statement_lines
 from evoforge.evolve.offline import call_rng, mutate, read_prompt
 from evoforge.evolve.prompts import CURRENT_PROGRAM_HEADING
 from evoforge.problems import END_MARKER, START_MARKER, BlockError, find_blocks
@@ -349,8 +349,8 @@ def _elided(old: str, new: str, elision: str) -> str:
     except SyntaxError:
         return new
     lines, old_lines = new.split("\n"), old.split("\n")
-    spans = [_span(node) for node in new_tree.body]
-    old_spans = [_span(node) for node in old_tree.body]
+    spans = [statement_lines(node) for node in new_tree.body]
+    old_spans = [statement_lines(node) for node in old_tree.body]
     at_old = {"\n".join(old_lines[a:b]): i for i, (a, b) in reversed(list(enumerate(old_spans)))}
     by_name: dict[str, int] = {}
     for i, node in enumerate(old_tree.body):
@@ -386,11 +386,6 @@ def _elided(old: str, new: str, elision: str) -> str:
     for first, last in reversed(anchored):
         lines[first:last] = [elision]
     return "\n".join(lines)
-
-
-def _span(node: ast.stmt) -> tuple[int, int]:
-    decorators = getattr(node, "decorator_list", None) or []
-    return min([node.lineno, *(d.lineno for d in decorators)]) - 1, node.end_lineno or node.lineno
 
 
 def render_unified(hunks: Sequence[Hunk], *, line: int = 1) -> str:
