@@ -148,14 +148,16 @@ class Sandbox:
             if failed:
                 child.discard()
                 return SandboxRun(Status.CRASHED, error=f"sandbox set-up failed: {failed}")
+            if self._on_start is not None:
+                # before the child starts: it may kill this server at once, and whoever
+                # cleans up after the server must know whose group to kill
+                self._on_start(child.pid)
             start = time.perf_counter()
             if child.go(message):
                 break
             child.discard()
         else:
             return SandboxRun(Status.CRASHED, error="the sandbox child died before the run")
-        if self._on_start is not None:
-            self._on_start(child.pid)
         try:
             keep = self._keep_pids()
             return supervise(child, start, limits, keep, self._cgroup, self._pid_ns)

@@ -87,27 +87,14 @@ def run_candidates(folder: Path, *sources: str, workers: int = 1) -> list[EvalRe
     return asyncio.run(go())
 
 
-def gone(pid: int, born_by: int | None = None) -> bool:
-    """True when ``pid`` no longer runs (absent, or a zombie nobody reaped yet).
-
-    ``born_by`` (:func:`boot_ticks` at a moment the process was known to exist): a process
-    started later holds a reused pid, so the one meant is gone. A busy machine (pid_max
-    32768 here, many sandboxes forking) can hand a dead process's pid to another in seconds.
-    """
+def gone(pid: int) -> bool:
+    """True when ``pid`` no longer runs (absent, or a zombie nobody reaped yet)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
+            state = f.read().rsplit(b")", 1)[1].split()[0]
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return True
-    if born_by is not None and int(fields[19]) > born_by:  # field 22 of stat: start time
-        return True
-    return fields[0] in (b"Z", b"X")
-
-
-def boot_ticks() -> int:
-    """Now, in the clock ticks since boot that ``/proc/<pid>/stat`` gives start times in."""
-    with open("/proc/uptime") as f:
-        return int(float(f.read().split()[0]) * os.sysconf("SC_CLK_TCK")) + 1
+    return state in (b"Z", b"X")
 
 
 async def wait_until(condition: Callable[[], bool], timeout_s: float = 10.0) -> bool:

@@ -433,3 +433,24 @@ print(os.path.exists({str(root)!r}))
         assert stat.S_IMODE(parent.stat().st_mode) == 0o755
     finally:
         remove_workdir(str(parent))
+
+
+def test_the_childs_pid_is_recorded_before_it_runs():
+    # A candidate may kill its server at once; whoever cleans up after the server must
+    # already know the group to kill (it was recorded after the child was let go).
+    report = sandbox_script("""
+        def job():
+            return {"status": "ok"}, repr(time.monotonic()).encode()
+        recorded = []
+        def on_start(pid):
+            time.sleep(0.3)  # ample time for a child already let go to start its job
+            recorded.append(time.monotonic())
+        sandbox = sb.Sandbox(lambda _: job(), sb.Isolation(), workdir=tempfile.mkdtemp(),
+                             on_start=on_start)
+        run = sandbox.run(b"", sb.Limits(timeout_s=10))
+        run.payload = json.dumps([float(run.payload), recorded]).encode()
+        report(run)
+    """)
+    assert report["status"] == "ok", report
+    job_started, recorded = json.loads(report["payload"])
+    assert len(recorded) == 1 and recorded[0] < job_started
